@@ -1,0 +1,233 @@
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "course/bench.h"
+#include "course/errors.h"
+
+#ifndef COURSE_SOURCE_DIR
+#define COURSE_SOURCE_DIR "."
+#endif
+
+namespace course {
+
+namespace {
+
+constexpr int kWarmup = 3;
+constexpr int kIterations = 25;
+constexpr int kQuickIterations = 10;
+
+std::string run_cmd(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// The commit the numbers belong to: $COURSE_GIT_COMMIT, else git in the source tree.
+std::string git_commit() {
+  if (const char* e = std::getenv("COURSE_GIT_COMMIT"); e && *e) return e;
+  std::string dir = COURSE_SOURCE_DIR;
+  std::string c = run_cmd("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
+  if (c.empty()) return "unknown";
+  if (!run_cmd("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty()) c += "-dirty";
+  return c;
+}
+
+// One CUDA event pair, reused for every launch of a benchmark.
+class EventPair {
+ public:
+  EventPair() {
+    CUDA_CHECK(cudaEventCreate(&start_));
+    CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  // The course's timing of one launch: flush L2 (untimed), then events around the launch alone.
+  template <typename F>
+  double time(F&& launch, L2Flusher& l2, cudaStream_t s) {
+    l2.flush(s);
+    CUDA_CHECK(cudaEventRecord(start_, s));
+    launch();
+    CUDA_CHECK(cudaEventRecord(stop_, s));
+    CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms * 1e-3;
+  }
+
+ private:
+  cudaEvent_t start_, stop_;
+};
+
+// The 100% line: a device-to-device cudaMemcpy of a large buffer, bytes read + written.
+double measure_copy_bandwidth(L2Flusher& l2, cudaStream_t s, size_t* bytes_used) {
+  size_t free_b, total_b;
+  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  size_t bytes = std::min<size_t>(size_t(1) << 30, free_b / 4);
+  bytes &= ~size_t(4095);
+  DeviceBuffer a(bytes), b(bytes);
+  CUDA_CHECK(cudaMemsetAsync(a.get(), 1, bytes, s));
+  auto copy = [&] { CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s)); };
+  EventPair ev;
+  for (int i = 0; i < kWarmup; ++i) copy();
+  std::vector<double> t;
+  for (int i = 0; i < kIterations; ++i) t.push_back(ev.time(copy, l2, s));
+  *bytes_used = bytes;
+  return 2.0 * double(bytes) / summarize(t).median;
+}
+
+struct Context {
+  L2Flusher* l2;
+  cudaStream_t stream;
+  double copy_bps;
+  int iterations;
+};
+
+void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int64_t cols, int64_t offset,
+                   const Context& ctx) {
+  try {
+    const int es = dtype_size(v.dtype);
+    const int64_t n = rows * cols;
+    DeviceBuffer xb((n + offset) * es), yb((n + offset) * es);
+    size_t ws_bytes = v.workspace ? v.workspace(rows, cols, v.dtype) : 0;
+    DeviceBuffer ws(ws_bytes);
+    Args a;
+    a.rows = rows;
+    a.cols = cols;
+    a.x = static_cast<char*>(xb.get()) + offset * es;
+    a.y = static_cast<char*>(yb.get()) + offset * es;
+    a.workspace = ws.get();
+    a.workspace_bytes = ws_bytes;
+    FillSpec f;
+    fill(const_cast<void*>(a.x), v.dtype, rows, cols, f, ctx.stream);
+    auto launch = [&] { v.launch(a, ctx.stream); };
+    for (int i = 0; i < kWarmup; ++i) launch();
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    EventPair ev;
+    std::vector<double> samples;
+    for (auto _ : state) {
+      samples.push_back(ev.time(launch, *ctx.l2, ctx.stream));
+      state.SetIterationTime(samples.back());
+    }
+    TimingStats t = summarize(samples);
+    const double bytes = double(bytes_moved(v.op, rows, cols, v.dtype));
+    const double bps = bytes / t.median;
+    using C = benchmark::Counter;
+    state.counters["bytes_per_second"] = C(bps, C::kDefaults, C::kIs1000);
+    state.counters["pct_of_copy"] = C(100.0 * bps / ctx.copy_bps);
+    state.counters["bytes"] = C(bytes, C::kDefaults, C::kIs1000);
+    state.counters["median_us"] = C(t.median * 1e6);
+    state.counters["min_us"] = C(t.min * 1e6);
+    state.counters["max_us"] = C(t.max * 1e6);
+    state.counters["spread_pct"] = C(100.0 * (t.p90 - t.p10) / t.median);  // p90 - p10, % of median
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+std::string human_bytes(double b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", b / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev, const char* argv0) {
+  cudaStream_t s;
+  CUDA_CHECK(cudaStreamCreate(&s));
+  static std::unique_ptr<L2Flusher> l2;  // lives until the process ends, past RunSpecifiedBenchmarks
+  l2 = std::make_unique<L2Flusher>(dev.l2_bytes);
+  size_t copy_bytes = 0;
+  double copy_bps = measure_copy_bandwidth(*l2, s, &copy_bytes);
+  static Context ctx;
+  ctx = {l2.get(), s, copy_bps, opt.quick ? kQuickIterations : kIterations};
+
+  Sweep sw = opt.quick ? quick_sweep() : ch.sweep();
+  if (opt.rows) sw = Sweep{{*opt.rows}, {*opt.cols}};
+  size_t free_b, total_b;
+  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  int registered = 0, skipped = 0;
+  for (const Variant& v : ch.variants()) {
+    if (!opt.kernel.empty() && v.kernel.find(opt.kernel) == std::string::npos) continue;
+    if (opt.dtype && *opt.dtype != v.dtype) continue;
+    for (int64_t rows : sw.rows) {
+      for (int64_t cols : sw.cols) {
+        if (v.limits.max_cols > 0 && cols > v.limits.max_cols) continue;  // the chapter narrows
+        std::string name = std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype) +
+                           "/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols);
+        const int64_t es = dtype_size(v.dtype);
+        double need = double(2 * (rows * cols + opt.offset) * es) +
+                      double(v.workspace ? v.workspace(rows, cols, v.dtype) : 0) + 256e6;
+        if (need > double(free_b)) {
+          std::fprintf(stderr, "note: skipping %s: needs %s of GPU memory, %s free\n", name.c_str(),
+                       human_bytes(need).c_str(), human_bytes(double(free_b)).c_str());
+          ++skipped;
+          continue;
+        }
+        const Variant* vp = &v;
+        const int64_t off = opt.offset;
+        benchmark::RegisterBenchmark(name.c_str(), [vp, rows, cols, off](benchmark::State& st) {
+          bench_variant(st, *vp, rows, cols, off, ctx);
+        })->UseManualTime()->Iterations(ctx.iterations)->Unit(benchmark::kMicrosecond);
+        ++registered;
+      }
+    }
+  }
+  if (registered == 0 && skipped == 0)
+    throw UsageError("nothing to benchmark: no variant matches the filters" +
+                     std::string(opt.rows ? " (or the shape is past every variant's limit)" : ""));
+
+  // Environment stamp: every JSON says where and how its numbers were taken.
+  char buf[64];
+  benchmark::AddCustomContext("chapter", ch.id());
+  benchmark::AddCustomContext("gpu_name", dev.name);
+  benchmark::AddCustomContext("gpu_slug", dev.slug);
+  benchmark::AddCustomContext("compute_capability", std::to_string(dev.cc_major) + "." + std::to_string(dev.cc_minor));
+  benchmark::AddCustomContext("sm_count", std::to_string(dev.sm_count));
+  benchmark::AddCustomContext("l2_bytes", std::to_string(dev.l2_bytes));
+  benchmark::AddCustomContext("memory_bytes", std::to_string(dev.total_mem));
+  benchmark::AddCustomContext("sm_clock_khz", std::to_string(dev.sm_clock_khz));
+  benchmark::AddCustomContext("mem_clock_khz", std::to_string(dev.mem_clock_khz));
+  benchmark::AddCustomContext("mem_bus_bits", std::to_string(dev.mem_bus_bits));
+  std::snprintf(buf, sizeof buf, "%d.%d", dev.driver_version / 1000, (dev.driver_version % 1000) / 10);
+  benchmark::AddCustomContext("cuda_driver_version", buf);
+  std::snprintf(buf, sizeof buf, "%d.%d", dev.runtime_version / 1000, (dev.runtime_version % 1000) / 10);
+  benchmark::AddCustomContext("cuda_runtime_version", buf);
+  benchmark::AddCustomContext("git_commit", git_commit());
+  std::snprintf(buf, sizeof buf, "%.6g", copy_bps);
+  benchmark::AddCustomContext("copy_bytes_per_second", buf);
+  benchmark::AddCustomContext("copy_method", "cudaMemcpyAsync device-to-device of " + human_bytes(double(copy_bytes)) +
+                                                 ", bytes read + written, median of " + std::to_string(kIterations));
+  benchmark::AddCustomContext("timing_method", "L2 flushed (memset of 2x L2) before each launch, one event pair per "
+                                               "launch, " + std::to_string(kWarmup) + " warm-up launches, median of " +
+                                               std::to_string(ctx.iterations));
+  benchmark::AddCustomContext("sweep", opt.rows ? "single" : opt.quick ? "quick" : "standard");
+  benchmark::AddCustomContext("skipped_for_memory", std::to_string(skipped));
+  std::printf("copy line: %.0f GB/s (cudaMemcpy device-to-device, %s)\n", copy_bps / 1e9,
+              human_bytes(double(copy_bytes)).c_str());
+
+  std::vector<std::string> args{argv0, "--benchmark_counters_tabular=true"};
+  for (const auto& a : opt.benchmark_args) args.push_back(a);
+  std::vector<char*> av;
+  for (auto& a : args) av.push_back(a.data());
+  int ac = static_cast<int>(av.size());
+  benchmark::Initialize(&ac, av.data());
+  if (benchmark::ReportUnrecognizedArguments(ac, av.data())) return 2;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+
+}  // namespace course

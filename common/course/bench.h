@@ -1,0 +1,20 @@
+/// @file bench.h
+/// @brief The timing method, on Google Benchmark with manual time.
+///
+/// For each timed launch: L2 flushed outside the timed region, one CUDA event pair around the
+/// launch alone. Warm-up launches first; a fixed number of timed launches; the median reported
+/// with its spread. Bandwidth is the operation's bytes model (ops.h) over the median time, and
+/// the same as a percentage of a device-to-device cudaMemcpy measured once in the process.
+#pragma once
+
+#include "course/stats.h"
+#include "course/cli.h"
+#include "course/device.h"
+#include "course/harness.h"
+
+namespace course {
+
+/// Registers and runs the chapter's sweep. Returns the exit code.
+int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev, const char* argv0);
+
+}  // namespace course

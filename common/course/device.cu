@@ -1,0 +1,140 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+
+#include "course/device.h"
+#include "course/errors.h"
+#include "course/launch_math.h"
+
+namespace course {
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  if (bytes > 0) CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) cudaFree(ptr_);
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+namespace {
+
+__host__ __device__ inline uint64_t splitmix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+template <typename T> __device__ T from_float(float v);
+template <> __device__ float from_float<float>(float v) { return v; }
+template <> __device__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+template <typename T>
+__global__ void fill_kernel(T* p, int64_t rows, int64_t cols, FillSpec spec) {
+  const int64_t n = rows * cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t h = splitmix64(spec.seed * 0x632BE59BD9B4E019ull + uint64_t(i));
+    float u1 = (float((h >> 40) & 0xFFFFFF) + 0.5f) * (1.0f / 16777216.0f);
+    float u2 = float((h >> 16) & 0xFFFFFF) * (1.0f / 16777216.0f);
+    float v = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);  // Box-Muller: normal(0, 1)
+    if (spec.outliers && (h & 0xFFFF) % 61 == 0) v *= 20.0f;
+    v = v * spec.scale + spec.shift;
+    if (spec.specials) {
+      const int64_t r = i / cols, c = i % cols;
+      const int64_t keep = int64_t(splitmix64(spec.seed + uint64_t(r)) % uint64_t(cols));
+      switch (r % 8) {
+        case 1: v = -INFINITY; break;
+        case 2: if (c == keep) v = INFINITY; break;
+        case 3: if (c == keep) v = NAN; break;
+        case 4: if (c != keep && (h >> 63)) v = -INFINITY; break;
+        case 5: v = 1.5f; break;
+        case 6: v += 1000.0f; break;
+        case 7: v *= 30.0f; break;
+        default: break;
+      }
+    }
+    p[i] = from_float<T>(v);
+  }
+}
+
+}  // namespace
+
+void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cudaStream_t s) {
+  const int64_t n = rows * cols;
+  if (n == 0) return;
+  const int threads = 256;
+  const int blocks = static_cast<int>(grid_blocks(n, threads, 132, 8, 4));
+  switch (t) {
+    case DType::f32: fill_kernel<<<blocks, threads, 0, s>>>(static_cast<float*>(p), rows, cols, spec); break;
+    case DType::f16: fill_kernel<<<blocks, threads, 0, s>>>(static_cast<__half*>(p), rows, cols, spec); break;
+    case DType::bf16: fill_kernel<<<blocks, threads, 0, s>>>(static_cast<__nv_bfloat16*>(p), rows, cols, spec); break;
+  }
+  CUDA_CHECK_LAUNCH();
+}
+
+void poison(void* p, size_t bytes, uint8_t pattern, cudaStream_t s) {
+  if (bytes) CUDA_CHECK(cudaMemsetAsync(p, pattern, bytes, s));
+}
+
+bool probe_device(DeviceInfo* info, std::string* why) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    if (why) *why = e != cudaSuccess ? std::string(cudaGetErrorString(e)) : "no CUDA device";
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    return false;
+  }
+  DeviceInfo d;
+  CUDA_CHECK(cudaGetDevice(&d.device));
+  cudaDeviceProp p;
+  CUDA_CHECK(cudaGetDeviceProperties(&p, d.device));
+  d.name = p.name;
+  d.slug = gpu_slug(d.name);
+  d.sm_count = p.multiProcessorCount;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.l2_bytes = p.l2CacheSize;
+  d.total_mem = static_cast<int64_t>(p.totalGlobalMem);
+  CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_clock_khz, cudaDevAttrClockRate, d.device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&d.mem_clock_khz, cudaDevAttrMemoryClockRate, d.device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&d.mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, d.device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&d.smem_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                    d.device));
+  CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
+  CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
+  *info = d;
+  return true;
+}
+
+int sm_count() {
+  static int cached[64] = {};
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 64 && cached[dev]) return cached[dev];
+  int n = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  if (dev < 64) cached[dev] = n;
+  return n;
+}
+
+L2Flusher::L2Flusher(int64_t l2_bytes) : buf_(static_cast<size_t>(2 * std::max<int64_t>(l2_bytes, 1 << 20))) {}
+
+void L2Flusher::flush(cudaStream_t s) {
+  CUDA_CHECK(cudaMemsetAsync(buf_.get(), ++value_, buf_.bytes(), s));
+}
+
+}  // namespace course

@@ -1,0 +1,89 @@
+/// @file device.h
+/// @brief Device-side helpers of the harness: buffers, seeded inputs, poison, L2 flush, the GPU.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "course/dtype.h"
+
+namespace course {
+
+/// An owning device allocation (cudaMalloc / cudaFree).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* get() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// How seeded inputs are drawn. Values are normal(0, 1) * scale + shift, the same for a given
+/// seed and element index on any GPU.
+struct FillSpec {
+  uint64_t seed = 1;
+  float scale = 1.0f;
+  float shift = 0.0f;
+  bool outliers = true;   ///< about 1 element in 61 multiplied by 20, so softmax is not flat
+  bool specials = false;  ///< special rows (see fill())
+};
+
+/// Fills rows x cols elements of type t at p, on the device, from spec.
+/// With specials, row r gets, by r % 8: 0 random; 1 all -inf; 2 one +inf; 3 one NaN;
+/// 4 about half -inf (masking, one column kept finite); 5 constant; 6 shifted by +1000;
+/// 7 scaled by 30.
+void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cudaStream_t s);
+
+/// Sets `bytes` bytes at p to `pattern` (0xFF is NaN in every dtype: an unwritten element
+/// then fails the comparison).
+void poison(void* p, size_t bytes, uint8_t pattern, cudaStream_t s);
+
+/// The GPU the harness runs on, and its environment stamp.
+struct DeviceInfo {
+  int device = 0;
+  std::string name;          ///< "NVIDIA H100 80GB HBM3"
+  std::string slug;          ///< "h100-80gb-hbm3": the folder under plots/data/
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  int64_t l2_bytes = 0;
+  int64_t total_mem = 0;
+  int sm_clock_khz = 0, mem_clock_khz = 0, mem_bus_bits = 0;
+  int smem_per_block_optin = 0;
+  int driver_version = 0, runtime_version = 0;
+};
+
+/// Returns true and fills `info` when a CUDA GPU is usable; false with `why` otherwise.
+bool probe_device(DeviceInfo* info, std::string* why);
+
+/// "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3"; "NVIDIA GeForce RTX 4090" -> "rtx-4090".
+std::string gpu_slug(const std::string& name);
+
+/// Multiprocessors of the current device (cached per device): launchers size grids with it.
+int sm_count();
+
+/// Evicts L2 between timed launches by writing a buffer twice the L2's size.
+class L2Flusher {
+ public:
+  explicit L2Flusher(int64_t l2_bytes);
+  void flush(cudaStream_t s);
+
+ private:
+  DeviceBuffer buf_;
+  uint8_t value_ = 0;
+};
+
+}  // namespace course

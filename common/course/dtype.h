@@ -1,0 +1,70 @@
+/// @file dtype.h
+/// @brief Storage types of the course (f32, f16, bf16): names, sizes, host conversions.
+///
+/// Every kernel stores in one of these and computes in fp32. The host side converts through
+/// double for the reference, with the CUDA headers' own host conversions.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace course {
+
+/// A storage type.
+enum class DType { f32, f16, bf16 };
+
+/// "f32", "f16" or "bf16".
+inline const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::f32: return "f32";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+  }
+  return "?";
+}
+
+/// Parses "f32", "f16" or "bf16"; returns false for anything else.
+inline bool parse_dtype(const std::string& s, DType* out) {
+  if (s == "f32") *out = DType::f32;
+  else if (s == "f16") *out = DType::f16;
+  else if (s == "bf16") *out = DType::bf16;
+  else return false;
+  return true;
+}
+
+/// Bytes per element.
+inline int dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
+
+/// The DType of a C++ storage type: DTypeOf<half>::value == DType::f16.
+template <typename T> struct DTypeOf;
+template <> struct DTypeOf<float> { static constexpr DType value = DType::f32; };
+template <> struct DTypeOf<__half> { static constexpr DType value = DType::f16; };
+template <> struct DTypeOf<__nv_bfloat16> { static constexpr DType value = DType::bf16; };
+
+/// Element i of a host buffer of type t, widened exactly to double.
+inline double load_as_double(const void* base, DType t, int64_t i) {
+  switch (t) {
+    case DType::f32: return static_cast<const float*>(base)[i];
+    case DType::f16: return __half2float(static_cast<const __half*>(base)[i]);
+    case DType::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+  }
+  return 0;
+}
+
+/// Raw bits of element i (for bitwise comparisons).
+inline uint32_t load_bits(const void* base, DType t, int64_t i) {
+  if (t == DType::f32) {
+    uint32_t u;
+    std::memcpy(&u, static_cast<const char*>(base) + 4 * i, 4);
+    return u;
+  }
+  uint16_t u;
+  std::memcpy(&u, static_cast<const char*>(base) + 2 * i, 2);
+  return u;
+}
+
+}  // namespace course

@@ -1,0 +1,24 @@
+#include <cctype>
+#include <string>
+
+#include "course/device.h"
+
+namespace course {
+
+std::string gpu_slug(const std::string& name) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* drop : {"nvidia ", "geforce ", "tesla "}) {
+    size_t pos;
+    while ((pos = lower.find(drop)) != std::string::npos) lower.erase(pos, std::string(drop).size());
+  }
+  std::string slug;
+  for (char c : lower) {
+    if (std::isalnum(static_cast<unsigned char>(c))) slug += c;
+    else if (!slug.empty() && slug.back() != '-') slug += '-';
+  }
+  while (!slug.empty() && slug.back() == '-') slug.pop_back();
+  return slug.empty() ? "unknown-gpu" : slug;
+}
+
+}  // namespace course

@@ -1,0 +1,101 @@
+#include <cstdio>
+#include <exception>
+
+#include "course/bench.h"
+#include "course/errors.h"
+#include "course/harness.h"
+#include "course/verify.h"
+
+namespace course {
+
+Sweep standard_sweep() {
+  return {{49152},
+          {32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 32768}};
+}
+
+Sweep quick_sweep() { return {{49152}, {128, 1024, 4096}}; }
+
+Chapter::Chapter(std::string id, std::string title)
+    : id_(std::move(id)), title_(std::move(title)), sweep_(standard_sweep()) {}
+
+void Chapter::add(Op op, std::string kernel, DType dtype, Launcher launch, Limits limits,
+                  WorkspaceFn workspace) {
+  variants_.push_back({op, std::move(kernel), dtype, std::move(launch), std::move(limits), std::move(workspace)});
+}
+
+bool check_rowwise_args(const Args& a, int64_t max_cols, const char* limit_text) {
+  require(a.rows >= 0, "rows must be >= 0, got ", a.rows);
+  require(a.cols >= 1, "cols must be >= 1, got ", a.cols);
+  if (max_cols > 0)
+    require(a.cols <= max_cols, "cols = ", a.cols, " is past this kernel's limit (",
+            limit_text ? std::string(limit_text) : "cols <= " + std::to_string(max_cols), ")");
+  if (a.rows == 0) return false;
+  require(a.x != nullptr, "input pointer is null for a ", a.rows, " x ", a.cols, " tensor");
+  require(a.y != nullptr, "output pointer is null for a ", a.rows, " x ", a.cols, " tensor");
+  return true;
+}
+
+namespace {
+
+void print_list(const Chapter& ch) {
+  std::printf("%s: %s\n", ch.id().c_str(), ch.title().c_str());
+  std::printf("  %-36s %s\n", "variant (benchmark name prefix)", "limits");
+  for (const Variant& v : ch.variants()) {
+    std::string name = std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype);
+    std::printf("  %-36s %s\n", name.c_str(), v.limits.text.c_str());
+  }
+  const Sweep& s = ch.sweep();
+  std::printf("  sweep: rows");
+  for (auto r : s.rows) std::printf(" %lld", (long long)r);
+  std::printf("; cols");
+  for (auto c : s.cols) std::printf(" %lld", (long long)c);
+  std::printf("\n");
+}
+
+}  // namespace
+
+int Chapter::run(int argc, char** argv) {
+  const std::string prog = argc > 0 ? argv[0] : id_;
+  Options opt;
+  try {
+    opt = parse_args(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: %s\n\n%s", prog.c_str(), e.what(), usage(prog).c_str());
+    return 2;
+  }
+  if (opt.mode == Mode::help) {
+    std::printf("%s: %s\n\n%s", id_.c_str(), title_.c_str(), usage(prog).c_str());
+    return 0;
+  }
+  if (opt.mode == Mode::list) {
+    print_list(*this);
+    return 0;
+  }
+  DeviceInfo dev;
+  std::string why;
+  if (!probe_device(&dev, &why)) {
+    std::printf("SKIPPED: %s needs a CUDA GPU and found none (%s)\n", id_.c_str(), why.c_str());
+    return 77;
+  }
+  try {
+    switch (opt.mode) {
+      case Mode::device_info:
+        std::printf("name: %s\nslug: %s\ncompute_capability: %d.%d\nsm_count: %d\nl2_bytes: %lld\n"
+                    "memory_bytes: %lld\nsmem_per_block_optin: %d\n",
+                    dev.name.c_str(), dev.slug.c_str(), dev.cc_major, dev.cc_minor, dev.sm_count,
+                    (long long)dev.l2_bytes, (long long)dev.total_mem, dev.smem_per_block_optin);
+        return 0;
+      case Mode::verify: return run_verification(*this, opt, dev);
+      case Mode::bench: return run_benchmarks(*this, opt, dev, prog.c_str());
+      default: return 2;
+    }
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", prog.c_str(), e.what());
+    return 1;
+  }
+}
+
+}  // namespace course

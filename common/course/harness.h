@@ -1,0 +1,110 @@
+/// @file harness.h
+/// @brief What a chapter's `main` uses: register kernel variants, then hand over to the harness.
+///
+/// ```
+/// int main(int argc, char** argv) {
+///   course::Chapter ch("01_naive_softmax", "Softmax as five kernels");
+///   ch.add(course::Op::softmax, "naive", course::DType::f32, naive_softmax<float>);
+///   return ch.run(argc, argv);   // --verify, --list, or the benchmark sweep
+/// }
+/// ```
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "course/dtype.h"
+#include "course/ops.h"
+
+namespace course {
+
+/// Everything a launcher may need. Which fields an operation uses is listed in ops.h; unused
+/// pointers are null. Sizes are 64-bit: rows x cols passes 2^31 at realistic shapes.
+struct Args {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const void* x = nullptr;   ///< main input (softmax: x; backward: the forward output y)
+  const void* dy = nullptr;  ///< second input (backward: the upstream gradient)
+  void* y = nullptr;         ///< main output (softmax: y; backward: dx)
+  void* workspace = nullptr;     ///< scratch memory, as many bytes as the variant asked for
+  size_t workspace_bytes = 0;
+};
+
+/// A kernel's entry point: validates the arguments (throwing UsageError), then launches on
+/// `stream`. It must not synchronize or allocate: the harness times it.
+using Launcher = std::function<void(const Args&, cudaStream_t)>;
+
+/// Scratch bytes a variant needs for a shape (0 if none).
+using WorkspaceFn = std::function<size_t(int64_t rows, int64_t cols, DType)>;
+
+/// Where a variant works, so that the suite checks each limit and each dispatch boundary.
+struct Limits {
+  /// Largest cols the kernel accepts (0: no limit). Above it the launcher must throw
+  /// UsageError; the suite checks max_cols - 1, max_cols and max_cols + 1.
+  int64_t max_cols = 0;
+  /// Cols at which the kernel's internal dispatch changes path; each is checked at -1, 0, +1.
+  std::vector<int64_t> thresholds;
+  /// One line for --list, e.g. "cols <= 1024; 16-byte packs when aligned, scalar otherwise".
+  std::string text = "any rows x cols";
+};
+
+/// One registered kernel for one operation and storage type.
+struct Variant {
+  Op op;
+  std::string kernel;  ///< short name, used in benchmark names: `softmax/<kernel>/f16/...`
+  DType dtype;
+  Launcher launch;
+  Limits limits;
+  WorkspaceFn workspace;
+};
+
+/// The checks every row-wise launcher starts with: rows >= 0, cols >= 1, cols <= max_cols
+/// (when max_cols > 0), and non-null x and y when there is work. Throws UsageError naming the
+/// parameter, its value and the limit. Returns false when there is nothing to do (rows == 0).
+bool check_rowwise_args(const Args& a, int64_t max_cols = 0, const char* limit_text = nullptr);
+
+/// Benchmark shapes: every `rows` x `cols` pair, for each registered dtype.
+struct Sweep {
+  std::vector<int64_t> rows;
+  std::vector<int64_t> cols;
+};
+
+/// The standard sweep: rows 49152 (BERT-base attention, 32 x 12 x 128), cols 32..32768
+/// (powers of two plus 1536, 3072, 6144, 12288).
+Sweep standard_sweep();
+/// The quick sweep (--quick): a handful of shapes that run in seconds on any card.
+Sweep quick_sweep();
+
+/// A chapter: its variants, its sweep, and the one `run` that every chapter's main ends with.
+class Chapter {
+ public:
+  /// `id` is the folder name ("01_naive_softmax"), `title` one line for --list.
+  Chapter(std::string id, std::string title);
+
+  /// Registers a kernel variant.
+  void add(Op op, std::string kernel, DType dtype, Launcher launch, Limits limits = {},
+           WorkspaceFn workspace = {});
+
+  /// Replaces the benchmark sweep (default: standard_sweep()).
+  void set_sweep(Sweep sweep) { sweep_ = std::move(sweep); }
+
+  /// Parses the command line and does what it asks. Returns the process exit code:
+  /// 0 ok, 1 a verification failed, 2 bad arguments, 77 no GPU.
+  int run(int argc, char** argv);
+
+  const std::string& id() const { return id_; }
+  const std::string& title() const { return title_; }
+  const std::vector<Variant>& variants() const { return variants_; }
+  const Sweep& sweep() const { return sweep_; }
+
+ private:
+  std::string id_, title_;
+  std::vector<Variant> variants_;
+  Sweep sweep_;
+};
+
+}  // namespace course

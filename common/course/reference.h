@@ -1,0 +1,53 @@
+/// @file reference.h
+/// @brief Float64 CPU references for every operation of the course.
+///
+/// Inputs are widened exactly to double; every function works row by row on row-major
+/// `rows x cols` data. Special values follow PyTorch: a row holding NaN or +inf, or made only of
+/// -inf, gives a NaN row; -inf elements of an otherwise finite row give exactly 0 (softmax) or
+/// -inf (log-softmax).
+#pragma once
+
+#include <cstdint>
+
+namespace course::ref {
+
+/// y = exp(x - max) / sum(exp(x - max)) per row.
+void softmax(const double* x, int64_t rows, int64_t cols, double* y);
+
+/// y = x - max - log(sum(exp(x - max))) per row.
+void log_softmax(const double* x, int64_t rows, int64_t cols, double* y);
+
+/// Softmax backward: dx = y * (dy - sum(dy * y)) per row, y the forward output.
+void softmax_backward(const double* y, const double* dy, int64_t rows, int64_t cols, double* dx);
+
+/// Log-softmax backward: dx = dy - exp(y) * sum(dy) per row, y the forward output.
+void log_softmax_backward(const double* y, const double* dy, int64_t rows, int64_t cols,
+                          double* dx);
+
+/// LayerNorm over the last dimension: y = (x - mean) * rstd * gamma + beta, with
+/// rstd = 1 / sqrt(var + eps), var the biased (population) variance, clamped at 0.
+/// mean and rstd are per row. eps is taken as the kernels take it: an fp32 value.
+void layer_norm(const double* x, const double* gamma, const double* beta, int64_t rows,
+                int64_t cols, float eps, double* y, double* mean, double* rstd);
+
+/// ReduceScale: y = x / max(|x|) per row (PyTorch: `x / x.abs().amax(1, keepdim=True)`).
+void reduce_scale(const double* x, int64_t rows, int64_t cols, double* y);
+
+/// ReLU: max(x, 0); NaN stays NaN.
+double relu(double x);
+/// GELU, erf form: 0.5 * x * (1 + erf(x / sqrt(2))).
+double gelu(double x);
+/// x * s.
+double scale(double x, double s);
+/// Fused multiply-add a * b + c (ternary).
+double fma3(double a, double b, double c);
+
+/// The fp16 value nearest to v, ties to even; overflow gives +-inf, NaN stays NaN.
+/// Written from the IEEE 754 binary16 definition, independent of the CUDA headers.
+double round_to_f16(double v);
+/// The bf16 value nearest to v, ties to even; overflow gives +-inf, NaN stays NaN.
+double round_to_bf16(double v);
+/// The fp32 value nearest to v (the hardware's round to nearest even).
+double round_to_f32(double v);
+
+}  // namespace course::ref

@@ -1,0 +1,64 @@
+#!/bin/bash
+# run-chapters.sh [--quick] [--bin DIR] [--out DIR] [chNN ...]
+# For each chapter executable (all of them by default): its --verify suite, then its benchmark
+# sweep, writing Google Benchmark JSON to DIR/<chapter>.json (default plots/data/<gpu-slug>/).
+# Stops at the first failed verification: numbers of a wrong kernel are not worth keeping.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin="$root/bin"
+out=""
+quick=()
+chapters=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=(--quick) ;;
+    --bin) bin=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    ch[0-9][0-9]*) chapters+=("$1") ;;
+    *) echo "run-chapters.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+mapfile -t all < <(find "$bin" -maxdepth 1 -type f -name 'ch[0-9][0-9]_*' -perm -u+x | sort)
+[ ${#all[@]} -gt 0 ] || { echo "no chapter executables in $bin: build first (make)" >&2; exit 1; }
+info=$("${all[0]}" --device-info 2>&1)
+if [ $? -ne 0 ]; then
+  echo "$info"
+  echo "No usable CUDA GPU on this machine: 'make run' needs one to verify and time the kernels."
+  echo "Without a GPU you can still run 'make test' (host tests; GPU tests report SKIPPED),"
+  echo "'make docs' and 'make plots' (from the committed measurements)."
+  exit 1
+fi
+slug=$(echo "$info" | awk '/^slug:/ {print $2}')
+[ -n "$out" ] || out="$root/plots/data/$slug"
+mkdir -p "$out"
+echo "$info" | sed 's/^/  /'
+echo "results -> $out"
+
+selected=()
+for exe in "${all[@]}"; do
+  name=$(basename "$exe")
+  if [ ${#chapters[@]} -eq 0 ]; then selected+=("$exe"); continue; fi
+  for c in "${chapters[@]}"; do
+    case "$name" in "$c"|"$c"_*) selected+=("$exe") ;; esac
+  done
+done
+[ ${#selected[@]} -gt 0 ] || { echo "no chapter matches: ${chapters[*]}" >&2; exit 2; }
+
+for exe in "${selected[@]}"; do
+  name=$(basename "$exe")
+  echo "=== $name: verify"
+  "$exe" --verify "${quick[@]}" > "$out/$name.verify.log" 2>&1
+  rc=$?
+  tail -n 1 "$out/$name.verify.log"
+  if [ $rc -ne 0 ]; then
+    grep -m 20 'FAIL' "$out/$name.verify.log"
+    echo "$name failed verification (log: $out/$name.verify.log): not benchmarking it." >&2
+    exit 1
+  fi
+  rm -f "$out/$name.verify.log"
+  echo "=== $name: benchmark"
+  "$exe" "${quick[@]}" --benchmark_out="$out/$name.json" --benchmark_out_format=json || exit 1
+done

@@ -1,0 +1,25 @@
+#!/bin/sh
+# sanitize.sh TOOL CHAPTER_BINARY: runs the chapter's quick verification suite under
+# compute-sanitizer TOOL (memcheck, racecheck, synccheck, initcheck); any finding fails.
+# Exits 77 (CTest: skipped) where there is no compute-sanitizer or no GPU.
+tool=$1
+bin=$2
+cs=$(command -v compute-sanitizer || true)
+[ -n "$cs" ] || for d in ${CUDA_HOME:-/usr/local/cuda} /usr/local/cuda; do
+  [ -x "$d/bin/compute-sanitizer" ] && cs=$d/bin/compute-sanitizer && break
+  [ -x "$d/compute-sanitizer/compute-sanitizer" ] && cs=$d/compute-sanitizer/compute-sanitizer && break
+done
+if [ -z "$cs" ]; then
+  echo "SKIPPED: compute-sanitizer not found (it ships with the CUDA Toolkit)"
+  exit 77
+fi
+"$bin" --device-info >/dev/null 2>&1
+rc=$?
+if [ "$rc" -eq 77 ]; then
+  echo "SKIPPED: no CUDA GPU"
+  exit 77
+fi
+extra=""
+[ "$tool" = memcheck ] && extra="--leak-check full"
+[ "$tool" = initcheck ] && extra="--track-unused-memory no"
+exec "$cs" --tool "$tool" --error-exitcode 1 $extra "$bin" --verify --quick
