@@ -21,5 +21,4 @@ if [ "$rc" -eq 77 ]; then
 fi
 extra=""
 [ "$tool" = memcheck ] && extra="--leak-check full"
-[ "$tool" = initcheck ] && extra="--track-unused-memory no"
 exec "$cs" --tool "$tool" --error-exitcode 1 $extra "$bin" --verify --quick

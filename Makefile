@@ -1,0 +1,59 @@
+# The commands people type. Everything goes through CMake; see README.md.
+#   make / make run   build, verify and benchmark every chapter on this GPU, regenerate plots
+#   make test         build and run the tests (GPU tests report SKIPPED without a GPU)
+#   make chNN         build one chapter, verify it and run its benchmark sweep
+#   make docs         the course site in docs/html/ (Doxygen)
+#   make plots        figures and tables from the committed JSON (no GPU needed)
+#   make clean
+# Variables: BUILD=build  CMAKE_FLAGS='-DCMAKE_CUDA_ARCHITECTURES=86'  QUICK=1 (a few shapes)
+
+BUILD       ?= build
+CMAKE_FLAGS ?=
+JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
+QUICK       ?=
+NVCC_DIR    := $(shell command -v nvcc >/dev/null 2>&1 || echo /usr/local/cuda/bin)
+export PATH := $(if $(NVCC_DIR),$(NVCC_DIR):,)$(PATH)
+GENERATOR   := $(if $(shell command -v ninja 2>/dev/null),-G Ninja,)
+RUN_FLAGS   := $(if $(QUICK),--quick,)
+
+.PHONY: all run build configure test docs plots clean help deps-build deps-test deps-docs deps-plots
+
+all: run
+
+help:
+	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
+
+deps-build deps-test deps-docs deps-plots: deps-%:
+	@scripts/install-deps.sh $*
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(GENERATOR) $(CMAKE_FLAGS)
+
+configure: $(BUILD)/CMakeCache.txt
+
+build: deps-build configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build deps-plots
+	scripts/run-chapters.sh $(RUN_FLAGS)
+	$(MAKE) --no-print-directory plots
+
+test: deps-test configure
+	cmake --build $(BUILD) -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure
+
+docs: deps-docs configure
+	cmake --build $(BUILD) --target docs
+
+plots: deps-plots
+	"$$(scripts/find-python.sh)" scripts/plot.py --tables
+
+# make ch01 (or make ch01_naive_softmax): build that chapter, verify it, run its sweep.
+ch%: deps-build configure
+	@dir=$$(ls -d chapters/$$(echo $* | cut -c1-2)_* 2>/dev/null | head -1); \
+	  [ -n "$$dir" ] || { echo "no chapter matches ch$*"; exit 2; }; \
+	  target=ch$$(basename $$dir); \
+	  cmake --build $(BUILD) -j $(JOBS) --target $$target && scripts/run-chapters.sh $(RUN_FLAGS) $$target
+
+clean:
+	rm -rf $(BUILD) bin docs/html

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Figures and tables of the course, generated from the committed benchmark JSON.
+
+    plot.py [--data plots/data] [--out plots/figures] [--tables] [--check]
+
+Reads every plots/data/<gpu>/chNN_*.json written by the chapters' harness (Google Benchmark
+JSON with the course's counters and environment stamp) and writes, per GPU:
+  <out>/<gpu>/chNN_name.png/.svg   one figure per chapter: GB/s against cols, a line per
+                                   kernel and dtype, the copy line at 100%
+  <out>/<gpu>/progression.png/.svg each chapter's best softmax at each cols, per dtype
+With --tables it also rewrites, between markers, the measured tables and figures quoted in
+README.md and chapters/*/README.md, so that no number in the lessons is typed by hand:
+  <!-- results CHAPTER [GPU] -->...<!-- /results -->          the chapter's table
+  <!-- value CHAPTER NAME FIELD [GPU] -->...<!-- /value -->     one number; NAME is a
+      benchmark name (op/kernel/dtype/rows:R/cols:C) or '-', FIELD one of gbps,
+      pct_of_copy, median_us, copy_gbps
+--check fails when the data cannot be parsed or a marker names data that does not exist.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REFERENCE_GPU = "h100-80gb-hbm3"  # the GPU whose numbers the lessons quote
+NAME_RE = re.compile(r"^(?P<op>[a-z_0-9]+)/(?P<kernel>[a-z_0-9]+)/(?P<dtype>f32|f16|bf16)"
+                     r"/rows:(?P<rows>\d+)/cols:(?P<cols>\d+)")
+DTYPES = ["f32", "f16", "bf16"]
+DTYPE_STYLE = {"f32": "-", "f16": "--", "bf16": ":"}
+
+
+class DataError(Exception):
+    pass
+
+
+def load_chapter(path):
+    """One chapter's JSON: its context and its results as dicts."""
+    with open(path) as f:
+        doc = json.load(f)
+    ctx = doc.get("context", {})
+    if "copy_bytes_per_second" not in ctx:
+        raise DataError(f"{path}: no environment stamp (copy_bytes_per_second) in its context")
+    results = []
+    for b in doc.get("benchmarks", []):
+        if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
+            continue
+        m = NAME_RE.match(b["name"])
+        if not m:
+            raise DataError(f"{path}: benchmark name '{b['name']}' does not follow op/kernel/dtype/rows:R/cols:C")
+        if "bytes_per_second" not in b or "pct_of_copy" not in b:
+            raise DataError(f"{path}: {b['name']} lacks bytes_per_second or pct_of_copy")
+        results.append({
+            "name": "/".join(b["name"].split("/")[:5]),
+            "op": m["op"], "kernel": m["kernel"], "dtype": m["dtype"],
+            "rows": int(m["rows"]), "cols": int(m["cols"]),
+            "gbps": b["bytes_per_second"] / 1e9, "pct_of_copy": b["pct_of_copy"],
+            "median_us": b.get("median_us", float("nan")), "spread_pct": b.get("spread_pct", float("nan")),
+        })
+    return {"context": ctx, "results": results, "chapter": os.path.basename(path)[:-5],
+            "copy_gbps": float(ctx["copy_bytes_per_second"]) / 1e9}
+
+
+def load_all(data_dir):
+    """{gpu: {chapter: data}} for every chapter JSON under data_dir/<gpu>/."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(data_dir, "*", "ch[0-9][0-9]_*.json"))):
+        gpu = os.path.basename(os.path.dirname(path))
+        out.setdefault(gpu, {})[os.path.basename(path)[:-5]] = load_chapter(path)
+    return out
+
+
+def series(results, rows=None):
+    """{(op, kernel, dtype): [(cols, gbps), ...]} sorted by cols."""
+    s = {}
+    for r in results:
+        if rows is not None and r["rows"] != rows:
+            continue
+        s.setdefault((r["op"], r["kernel"], r["dtype"]), []).append((r["cols"], r["gbps"]))
+    return {k: sorted(v) for k, v in s.items()}
+
+
+def style_axes(ax, copy_gbps, title):
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("columns per row (log2)")
+    ax.set_ylabel("effective bandwidth (GB/s)")
+    ax.axhline(copy_gbps, color="black", linewidth=1.2)
+    ax.annotate(f"device-to-device copy = 100% ({copy_gbps:.0f} GB/s)", xy=(0.01, copy_gbps),
+                xycoords=("axes fraction", "data"), va="bottom", fontsize=8)
+    ax.set_ylim(0, copy_gbps * 1.12)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title(title, fontsize=10)
+
+
+def save(fig, out_dir, stem):
+    os.makedirs(out_dir, exist_ok=True)
+    for ext in ("png", "svg"):
+        fig.savefig(os.path.join(out_dir, f"{stem}.{ext}"), dpi=120, bbox_inches="tight",
+                    metadata={"Date": None} if ext == "svg" else {})
+    plt.close(fig)
+
+
+def chapter_figure(ch, gpu_name, out_dir):
+    rows_set = sorted({r["rows"] for r in ch["results"]})
+    fig, axes = plt.subplots(1, len(rows_set), figsize=(7.5 * len(rows_set), 4.5), squeeze=False)
+    for ax, rows in zip(axes[0], rows_set):
+        for (op, kernel, dtype), pts in sorted(series(ch["results"], rows).items()):
+            xs, ys = zip(*pts)
+            ax.plot(xs, ys, DTYPE_STYLE[dtype], marker="o", markersize=3, label=f"{op}/{kernel} {dtype}")
+        style_axes(ax, ch["copy_gbps"], f"{ch['chapter']}  (rows = {rows}, {gpu_name})")
+        ax.legend(fontsize=8, loc="lower right")
+    save(fig, out_dir, ch["chapter"])
+
+
+def progression_figure(chapters, gpu_name, out_dir, op="softmax", rows=49152):
+    fig, axes = plt.subplots(1, 3, figsize=(18, 4.8), sharey=True)
+    copy_gbps = None
+    for ax, dtype in zip(axes, DTYPES):
+        for name, ch in sorted(chapters.items()):
+            copy_gbps = copy_gbps or ch["copy_gbps"]
+            want = "copy" if name.startswith("ch00") else op
+            best = {}
+            for r in ch["results"]:
+                if r["op"] == want and r["dtype"] == dtype and r["rows"] == rows:
+                    best[r["cols"]] = max(best.get(r["cols"], 0), r["gbps"])
+            if best:
+                xs = sorted(best)
+                ax.plot(xs, [best[x] for x in xs], marker="o", markersize=3,
+                        linestyle="--" if want == "copy" else "-", label=name)
+        style_axes(ax, copy_gbps or 1, f"{op} {dtype}, rows = {rows} ({gpu_name})")
+        ax.legend(fontsize=7, loc="lower right")
+    save(fig, out_dir, "progression")
+
+
+def fmt_table(ch):
+    """Markdown table: one row per cols, one column per kernel/dtype: GB/s (% of copy)."""
+    keys = sorted({(r["op"], r["kernel"], r["dtype"], r["rows"]) for r in ch["results"]},
+                  key=lambda k: (k[0], k[1], DTYPES.index(k[2]), k[3]))
+    by = {(r["op"], r["kernel"], r["dtype"], r["rows"], r["cols"]): r for r in ch["results"]}
+    cols = sorted({r["cols"] for r in ch["results"]})
+    multi_rows = len({k[3] for k in keys}) > 1
+    head = ["cols"] + [f"{op}/{kernel} {dtype}" + (f" (rows {rows})" if multi_rows else "") for op, kernel, dtype, rows in keys]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for c in cols:
+        cells = [str(c)]
+        for op, kernel, dtype, rows in keys:
+            r = by.get((op, kernel, dtype, rows, c))
+            cells.append(f"{r['gbps']:.0f} ({r['pct_of_copy']:.0f}%)" if r else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    ctx = ch["context"]
+    lines.append("")
+    lines.append(f"GB/s (percent of the copy line, {ch['copy_gbps']:.0f} GB/s). Measured on {ctx.get('gpu_name')}, "
+                 f"CUDA {ctx.get('cuda_runtime_version')}, driver {ctx.get('cuda_driver_version')}, "
+                 f"commit {str(ctx.get('git_commit', '?'))[:12]}; {ctx.get('timing_method', '')}.")
+    return "\n".join(lines)
+
+
+def value(data, chapter, name, field, gpu):
+    ch = data.get(gpu, {}).get(chapter)
+    if ch is None:
+        raise DataError(f"no data for {chapter} on {gpu}")
+    if field == "copy_gbps":
+        return f"{ch['copy_gbps']:.0f} GB/s"
+    for r in ch["results"]:
+        if r["name"] == name:
+            if field == "gbps":
+                return f"{r['gbps']:.0f} GB/s"
+            if field == "pct_of_copy":
+                return f"{r['pct_of_copy']:.0f}%"
+            if field == "median_us":
+                return f"{r['median_us']:.1f} us"
+            raise DataError(f"unknown field '{field}'")
+    raise DataError(f"{chapter} on {gpu} has no result named {name}")
+
+
+RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
+VALUE_RE = re.compile(r"(<!-- value (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)(?: (?P<gpu>[\w-]+))? -->)"
+                      r"(.*?)(<!-- /value -->)", re.S)
+
+
+def rewrite_markers(text, data):
+    def results(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        ch = data.get(gpu, {}).get(m["ch"])
+        if ch is None:
+            raise DataError(f"results marker names {m['ch']} on {gpu}: no such data")
+        return f"{m.group(1)}\n{fmt_table(ch)}\n{m.group(5)}"
+
+    def val(m):
+        return f"{m.group(1)}{value(data, m['ch'], m['name'], m['field'], m['gpu'] or REFERENCE_GPU)}{m.group(7)}"
+
+    return VALUE_RE.sub(val, RESULTS_RE.sub(results, text))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=os.path.join(ROOT, "plots", "data"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "plots", "figures"))
+    ap.add_argument("--tables", action="store_true", help="rewrite the marked tables and values in the READMEs")
+    ap.add_argument("--check", action="store_true", help="also check every marker in the READMEs resolves")
+    args = ap.parse_args()
+    try:
+        data = load_all(args.data)
+        if not data:
+            raise DataError(f"no chNN_*.json under {args.data}/<gpu>/")
+        for gpu, chapters in data.items():
+            gpu_name = next(iter(chapters.values()))["context"].get("gpu_name", gpu)
+            out_dir = os.path.join(args.out, gpu)
+            for ch in chapters.values():
+                chapter_figure(ch, gpu_name, out_dir)
+            progression_figure(chapters, gpu_name, out_dir)
+            print(f"{gpu}: {len(chapters)} chapter figures + progression -> {out_dir}")
+        readmes = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "chapters", "*", "README.md")))
+        for path in readmes:
+            with open(path) as f:
+                text = f.read()
+            new = rewrite_markers(text, data)  # raises on a marker without data
+            if args.tables and new != text:
+                with open(path, "w") as f:
+                    f.write(new)
+                print(f"updated {os.path.relpath(path, ROOT)}")
+            elif args.check and new != text:
+                print(f"note: {os.path.relpath(path, ROOT)} differs from the data (run make plots)")
+    except DataError as e:
+        print(f"plot.py: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
