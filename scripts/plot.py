@@ -11,6 +11,7 @@ JSON with the course's counters and environment stamp) and writes, per GPU:
 With --tables it also rewrites, between markers, the measured tables and figures quoted in
 README.md and chapters/*/README.md, so that no number in the lessons is typed by hand:
   <!-- results CHAPTER [GPU] -->...<!-- /results -->          the chapter's table
+  <!-- profile CHAPTER [GPU] -->...<!-- /profile -->          its Nsight Compute table
   <!-- value CHAPTER NAME FIELD [GPU] -->...<!-- /value -->     one number; NAME is a
       benchmark name (op/kernel/dtype/rows:R/cols:C) or '-', FIELD one of gbps,
       pct_of_copy, median_us, copy_gbps
@@ -30,6 +31,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE_GPU = "h100-80gb-hbm3"  # the GPU whose numbers the lessons quote
+DATA_DIR = os.path.join(ROOT, "plots", "data")
 NAME_RE = re.compile(r"^(?P<op>[a-z_0-9]+)/(?P<kernel>[a-z_0-9]+)/(?P<dtype>f32|f16|bf16)"
                      r"/rows:(?P<rows>\d+)/cols:(?P<cols>\d+)")
 DTYPES = ["f32", "f16", "bf16"]
@@ -179,6 +181,75 @@ def value(data, chapter, name, field, gpu):
     raise DataError(f"{chapter} on {gpu} has no result named {name}")
 
 
+def short_kernel_name(full):
+    """'void <unnamed>::exp_kernel(float *, long)' -> 'exp_kernel'; CUB reductions keep their operator."""
+    name = full.replace("void ", "").replace("(anonymous namespace)::", "").replace("<unnamed>::", "")
+    name = name.replace("course::", "")
+    base = name.split("(")[0]
+    head = base.split("<")[0]
+    targs = base[len(head):]
+    if head.startswith("cub::"):
+        op = "max" if "Max>" in base else "sum" if "plus" in base else ""
+        return f"{head} ({op})" if op else head
+    return head + (targs if 0 < len(targs) <= 24 else "")
+
+
+def load_profile(path):
+    """The first launch of each kernel in an ncu --csv --page raw file, harness kernels left out."""
+    import csv
+    with open(path) as f:
+        lines = [l for l in f if l.startswith('"')]
+    rows = list(csv.reader(lines))
+    if len(rows) < 3:
+        raise DataError(f"{path}: no kernel rows")
+    head = rows[0]
+    col = {h: i for i, h in enumerate(head)}
+
+    def num(r, key):
+        v = r[col[key]].replace(",", "") if key in col else ""
+        return float(v) if v not in ("", "n/a") else float("nan")
+
+    seen, out = set(), []
+    for r in rows[2:]:
+        full = r[col["Kernel Name"]]
+        if "fill_kernel" in full or full in seen:
+            continue
+        seen.add(full)
+        out.append({
+            "kernel": short_kernel_name(full),
+            "us": num(r, "gpu__time_duration.sum") / 1e3,
+            "read_mb": num(r, "dram__bytes_read.sum") / 1e6,
+            "write_mb": num(r, "dram__bytes_write.sum") / 1e6,
+            "dram_pct": num(r, "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+            "occupancy": num(r, "sm__warps_active.avg.pct_of_peak_sustained_active"),
+            "regs": num(r, "launch__registers_per_thread"),
+            "local_b": num(r, "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"),
+            "inst_m": num(r, "smsp__inst_executed.sum") / 1e6,
+            "conflicts": num(r, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
+                         + num(r, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
+        })
+    return out
+
+
+def fmt_profile(prof, chapter):
+    lines = ["| kernel | time (us) | DRAM read (MB) | DRAM write (MB) | DRAM throughput (% of peak) "
+             "| achieved occupancy (%) | registers / thread | local-memory loads (B) | instructions (M) "
+             "| shared bank conflicts |",
+             "|---|" + "---:|" * 9]
+    for k in prof:
+        lines.append(f"| `{k['kernel']}` | {k['us']:.1f} | {k['read_mb']:.1f} | {k['write_mb']:.1f} | "
+                     f"{k['dram_pct']:.1f} | {k['occupancy']:.1f} | {k['regs']:.0f} | {k['local_b']:.0f} | "
+                     f"{k['inst_m']:.1f} | {k['conflicts']:.0f} |")
+    if len(prof) > 1:
+        lines.append(f"| **all** | {sum(k['us'] for k in prof):.1f} | {sum(k['read_mb'] for k in prof):.1f} | "
+                     f"{sum(k['write_mb'] for k in prof):.1f} | | | | | {sum(k['inst_m'] for k in prof):.1f} | |")
+    lines.append("")
+    lines.append(f"Nsight Compute (`scripts/profile.sh`, clocks not locked), f32, 49152 x 4096, first launch of each "
+                 f"kernel: data in `plots/data/{REFERENCE_GPU}/{chapter}.ncu.csv`.")
+    return "\n".join(lines)
+
+
+PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
 VALUE_RE = re.compile(r"(<!-- value (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)(?: (?P<gpu>[\w-]+))? -->)"
                       r"(.*?)(<!-- /value -->)", re.S)
@@ -195,7 +266,14 @@ def rewrite_markers(text, data):
     def val(m):
         return f"{m.group(1)}{value(data, m['ch'], m['name'], m['field'], m['gpu'] or REFERENCE_GPU)}{m.group(7)}"
 
-    return VALUE_RE.sub(val, RESULTS_RE.sub(results, text))
+    def profile(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        path = os.path.join(DATA_DIR, gpu, f"{m['ch']}.ncu.csv")
+        if not os.path.exists(path):
+            raise DataError(f"profile marker names {path}: no such file (scripts/profile.sh makes it)")
+        return f"{m.group(1)}\n{fmt_profile(load_profile(path), m['ch'])}\n{m.group(5)}"
+
+    return PROFILE_RE.sub(profile, VALUE_RE.sub(val, RESULTS_RE.sub(results, text)))
 
 
 def main():
@@ -205,6 +283,8 @@ def main():
     ap.add_argument("--tables", action="store_true", help="rewrite the marked tables and values in the READMEs")
     ap.add_argument("--check", action="store_true", help="also check every marker in the READMEs resolves")
     args = ap.parse_args()
+    global DATA_DIR
+    DATA_DIR = args.data
     try:
         data = load_all(args.data)
         if not data:

@@ -34,7 +34,11 @@ std::string run_cmd(const std::string& cmd) {
 
 // The commit the numbers belong to: $COURSE_GIT_COMMIT, else git in the source tree.
 std::string git_commit() {
-  if (const char* e = std::getenv("COURSE_GIT_COMMIT"); e && *e) return e;
+  if (const char* e = std::getenv("COURSE_GIT_COMMIT"); e && *e) {
+    std::string c = e;
+    bool hex = c.size() >= 7 && c.find_first_not_of("0123456789abcdef-dirty") == std::string::npos;
+    return hex ? c : "unknown (COURSE_GIT_COMMIT='" + c.substr(0, 40) + "' is not a commit)";
+  }
   std::string dir = COURSE_SOURCE_DIR;
   std::string c = run_cmd("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
   if (c.empty()) return "unknown";

@@ -41,7 +41,7 @@ struct CompareResult {
   int64_t checked = 0;             ///< elements compared
   int64_t failed = 0;              ///< elements outside tolerance
   double max_abs_err = 0;          ///< over the finite pairs
-  double max_rel_err = 0;          ///< |got - ref| / |ref| over finite, nonzero ref
+  double max_rel_err = 0;          ///< |got - ref| / |ref| where rtol * |ref| >= atol
   std::vector<Mismatch> first;     ///< the first few failures, in row-major order
   bool ok() const { return failed == 0 && checked > 0; }
 };
