@@ -133,10 +133,12 @@ def progression_figure(chapters, gpu_name, out_dir, op="softmax", rows=49152):
                     best[r["cols"]] = max(best.get(r["cols"], 0), r["gbps"])
             if best:
                 xs = sorted(best)
+                label = "copy at the same shape (ch00)" if want == "copy" else name
                 ax.plot(xs, [best[x] for x in xs], marker="o", markersize=3,
-                        linestyle="--" if want == "copy" else "-", label=name)
+                        linestyle="--" if want == "copy" else "-", color="gray" if want == "copy" else None,
+                        label=label)
         style_axes(ax, copy_gbps or 1, f"{op} {dtype}, rows = {rows} ({gpu_name})")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="center right")
     save(fig, out_dir, "progression")
 
 
