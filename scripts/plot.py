@@ -183,25 +183,32 @@ def value(data, chapter, name, field, gpu):
     raise DataError(f"{chapter} on {gpu} has no result named {name}")
 
 
+TYPE_NAMES = {"float": "f32", "__half": "f16", "__nv_bfloat16": "bf16"}
+
+
 def short_kernel_name(full):
-    """'void <unnamed>::exp_kernel(float *, long)' -> 'exp_kernel'; CUB reductions keep their operator."""
+    """'void softmax_warp_kernel<float, ...>(...)' -> 'softmax_warp_kernel<f32>'; CUB keeps its op."""
     name = full.replace("void ", "").replace("(anonymous namespace)::", "").replace("<unnamed>::", "")
-    name = name.replace("course::", "")
+    name = name.replace("course::", "").replace("detail::", "")
     base = name.split("(")[0]
     head = base.split("<")[0]
-    targs = base[len(head):]
     if head.startswith("cub::"):
         op = "max" if "Max>" in base else "sum" if "plus" in base else ""
         return f"{head} ({op})" if op else head
-    return head + (targs if 0 < len(targs) <= 24 else "")
+    if "<" in base:
+        first = base[len(head) + 1:].split(",")[0].split(">")[0].strip()
+        return f"{head}<{TYPE_NAMES.get(first, first)}>"
+    return head
 
 
 def load_profile(path):
     """The first launch of each kernel in an ncu --csv --page raw file, harness kernels left out."""
     import csv
     with open(path) as f:
-        lines = [l for l in f if l.startswith('"')]
-    rows = list(csv.reader(lines))
+        text = f.read()
+    shape = re.search(r"^# shape: rows=(\d+) cols=(\d+)", text, re.M)
+    elements = int(shape[1]) * int(shape[2]) if shape else None
+    rows = list(csv.reader([l for l in text.splitlines() if l.startswith('"')]))
     if len(rows) < 3:
         raise DataError(f"{path}: no kernel rows")
     head = rows[0]
@@ -212,7 +219,9 @@ def load_profile(path):
         return float(v) if v not in ("", "n/a") else float("nan")
 
     seen, out = set(), []
-    for r in rows[2:]:
+    for r in rows[1:]:
+        if not r or not r[0].isdigit():  # the units row, or a repeated header
+            continue
         full = r[col["Kernel Name"]]
         if "fill_kernel" in full or full in seen:
             continue
@@ -227,27 +236,31 @@ def load_profile(path):
             "regs": num(r, "launch__registers_per_thread"),
             "local_b": num(r, "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"),
             "inst_m": num(r, "smsp__inst_executed.sum") / 1e6,
+            "ldst_per_elem": (num(r, "smsp__sass_inst_executed_op_global_ld.sum")
+                              + num(r, "smsp__sass_inst_executed_op_global_st.sum")) * 32 / elements
+                             if elements else float("nan"),
+            "inst_per_elem": num(r, "smsp__inst_executed.sum") * 32 / elements if elements else float("nan"),
             "conflicts": num(r, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
                          + num(r, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
         })
-    return out
+    return out, shape
 
 
 def fmt_profile(prof, chapter):
+    kernels, shape = prof
     lines = ["| kernel | time (us) | DRAM read (MB) | DRAM write (MB) | DRAM throughput (% of peak) "
-             "| achieved occupancy (%) | registers / thread | local-memory loads (B) | instructions (M) "
-             "| shared bank conflicts |",
-             "|---|" + "---:|" * 9]
-    for k in prof:
+             "| achieved occupancy (%) | registers / thread | local loads (B) | thread instructions / element "
+             "| global load+store instructions x 32 / element | shared bank conflicts |",
+             "|---|" + "---:|" * 10]
+    for k in kernels:
         lines.append(f"| `{k['kernel']}` | {k['us']:.1f} | {k['read_mb']:.1f} | {k['write_mb']:.1f} | "
                      f"{k['dram_pct']:.1f} | {k['occupancy']:.1f} | {k['regs']:.0f} | {k['local_b']:.0f} | "
-                     f"{k['inst_m']:.1f} | {k['conflicts']:.0f} |")
-    if len(prof) > 1:
-        lines.append(f"| **all** | {sum(k['us'] for k in prof):.1f} | {sum(k['read_mb'] for k in prof):.1f} | "
-                     f"{sum(k['write_mb'] for k in prof):.1f} | | | | | {sum(k['inst_m'] for k in prof):.1f} | |")
+                     f"{k['inst_per_elem']:.1f} | {k['ldst_per_elem']:.2f} | {k['conflicts']:.0f} |")
     lines.append("")
-    lines.append(f"Nsight Compute (`scripts/profile.sh`, clocks not locked), f32, 49152 x 4096, first launch of each "
-                 f"kernel: data in `plots/data/{REFERENCE_GPU}/{chapter}.ncu.csv`.")
+    where = f"{shape[1]} x {shape[2]}" if shape else "the recorded shape"
+    lines.append(f"Nsight Compute (`scripts/profile.sh`, clocks not locked), {where}, first launch of each "
+                 f"kernel; instructions are per warp, so x 32 per element compares with one thread per element. "
+                 f"Data: `plots/data/{REFERENCE_GPU}/{chapter}.ncu.csv`.")
     return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "course/convert.cuh"
 #include "course/device.h"
 #include "course/errors.h"
 #include "course/launch_math.h"
@@ -35,13 +36,6 @@ __host__ __device__ inline uint64_t splitmix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-template <typename T> __device__ T from_float(float v);
-template <> __device__ float from_float<float>(float v) { return v; }
-template <> __device__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-
 template <typename T>
 __global__ void fill_kernel(T* p, int64_t rows, int64_t cols, FillSpec spec) {
   const int64_t n = rows * cols;
@@ -67,7 +61,7 @@ __global__ void fill_kernel(T* p, int64_t rows, int64_t cols, FillSpec spec) {
         default: break;
       }
     }
-    p[i] = from_float<T>(v);
+    p[i] = course::from_float<T>(v);
   }
 }
 

@@ -237,9 +237,13 @@ std::vector<Case> suite_cases(const Variant& v, bool quick, bool large) {
   for (int64_t off : {1, 2, 3}) add(37, 1000, "misaligned view", 5, off);
   add(5, 4099, "misaligned view", 6, 5);
   add(11, 64, "misaligned view", 6, 1);
+  // Each dispatch threshold at -1, 0, +1, and at -8, +8 (multiples of every pack width when t is,
+  // so that vectorized paths are exercised on both sides of the boundary too).
   for (int64_t t : v.limits.thresholds)
-    for (int64_t d : {-1, 0, 1})
-      if (t + d >= 1) add(33, t + d, "dispatch threshold " + std::to_string(t) + (d < 0 ? " - 1" : d > 0 ? " + 1" : ""));
+    for (int64_t d : {-8, -1, 0, 1, 8})
+      if (t + d >= 1)
+        add(33, t + d, "dispatch threshold " + std::to_string(t) +
+                           (d == 0 ? "" : (d < 0 ? " - " : " + ") + std::to_string(d < 0 ? -d : d)));
   if (v.limits.max_cols > 0) {
     add(3, v.limits.max_cols - 1, "largest cols - 1");
     add(3, v.limits.max_cols, "largest cols");

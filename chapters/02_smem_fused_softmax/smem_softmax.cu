@@ -1,0 +1,100 @@
+/// @file smem_softmax.cu
+/// @brief Chapter 02: fuse the five kernels of chapter 01 into one. A block owns a row, caches it
+/// in shared memory, and reduces max and sum with CUB's BlockReduce: x is read once from device
+/// memory and y written once, 2 passes instead of 8.
+#include <cub/block/block_reduce.cuh>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <string>
+
+#include "course/convert.cuh"
+#include "course/errors.h"
+#include "smem_softmax.cuh"
+
+namespace {
+
+constexpr int kBlock = 512;
+
+struct MaxOp {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+/// [kernel]
+template <typename T>
+__global__ void __launch_bounds__(kBlock)
+    softmax_smem_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
+  extern __shared__ float row[];  // the whole row, cols floats
+  using BlockReduce = cub::BlockReduce<float, kBlock>;
+  __shared__ typename BlockReduce::TempStorage temp;
+  __shared__ float row_max, row_sum;
+  const T* xr = x + int64_t(blockIdx.x) * cols;
+  T* yr = y + int64_t(blockIdx.x) * cols;
+
+  // Pass 1 over device memory: read x once, keep it in shared memory, and the thread's max.
+  float m = -INFINITY;
+  for (int64_t c = threadIdx.x; c < cols; c += kBlock) {
+    const float v = course::to_float(xr[c]);
+    row[c] = v;
+    m = fmaxf(m, v);
+  }
+  m = BlockReduce(temp).Reduce(m, MaxOp{});  // valid in thread 0 only
+  if (threadIdx.x == 0) row_max = m;
+  __syncthreads();  // row_max visible to all; temp free for reuse
+  m = row_max;
+
+  // exp and the thread's sum, from shared memory: no device-memory traffic.
+  float s = 0;
+  for (int64_t c = threadIdx.x; c < cols; c += kBlock) {
+    const float e = expf(row[c] - m);
+    row[c] = e;
+    s += e;
+  }
+  s = BlockReduce(temp).Sum(s);
+  if (threadIdx.x == 0) row_sum = s;
+  __syncthreads();
+  s = row_sum;
+
+  // Pass 2 over device memory: write y once.
+  for (int64_t c = threadIdx.x; c < cols; c += kBlock) yr[c] = course::from_float<T>(row[c] / s);
+}
+/// [kernel]
+
+}  // namespace
+
+template <typename T>
+int64_t smem_softmax_max_cols() {
+  int dev = 0, optin = 0;
+  cudaFuncAttributes attr;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+      cudaFuncGetAttributes(&attr, softmax_smem_kernel<T>) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return (int64_t(optin) - int64_t(attr.sharedSizeBytes)) / int64_t(sizeof(float));
+}
+
+template <typename T>
+void softmax_smem(const course::Args& a, cudaStream_t stream) {
+  const int64_t max_cols = smem_softmax_max_cols<T>();
+  const std::string limit = "the row must fit in shared memory: cols <= " + std::to_string(max_cols) +
+                            " on this GPU; chapter 07 handles longer rows";
+  if (!course::check_rowwise_args(a, max_cols, limit.c_str())) return;
+  course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks");
+  /// [launch]
+  const size_t smem = size_t(a.cols) * sizeof(float);
+  if (smem > 48 * 1024)  // above 48 KB a kernel must opt in to more dynamic shared memory
+    CUDA_CHECK(cudaFuncSetAttribute(softmax_smem_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  softmax_smem_kernel<T><<<unsigned(a.rows), kBlock, smem, stream>>>(static_cast<const T*>(a.x),
+                                                                   static_cast<T*>(a.y), a.cols);
+  /// [launch]
+  CUDA_CHECK_LAUNCH();
+}
+
+#define INSTANTIATE(T)                                                 \
+  template void softmax_smem<T>(const course::Args&, cudaStream_t);  \
+  template int64_t smem_softmax_max_cols<T>();
+INSTANTIATE(float)
+INSTANTIATE(__half)
+INSTANTIATE(__nv_bfloat16)

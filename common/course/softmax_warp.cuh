@@ -1,0 +1,175 @@
+/// @file softmax_warp.cuh
+/// @brief Softmax with the row in registers and one warp (or a narrower group of lanes) per row:
+/// chapter 03 explains the warp path, chapter 04 the packs, chapter 05 the paired conversions.
+///
+/// Each group of `kWidth` lanes owns `kRows` rows at a time; each lane holds `kColsPerThread`
+/// columns of each row in registers, loaded `kPack` at a time. The row max and sum are group
+/// all-reductions through shuffles (warp.cuh), so the row is read once and written once.
+/// `Convert` turns packs of the storage type into floats and back (ScalarConvert here; chapter
+/// 05 adds paired half2 conversions).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "course/convert.cuh"
+#include "course/device.h"
+#include "course/errors.h"
+#include "course/harness.h"
+#include "course/launch_math.h"
+#include "course/pack.cuh"
+#include "course/warp.cuh"
+
+namespace course {
+
+/// Element-by-element conversion of a pack (the default).
+template <typename T>
+struct ScalarConvert {
+  template <int N>
+  __device__ __forceinline__ static void to_floats(const Pack<T, N>& p, float* out) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) out[j] = to_float(p.elem[j]);
+  }
+  template <int N>
+  __device__ __forceinline__ static void from_floats(const float* in, Pack<T, N>& p) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) p.elem[j] = from_float<T>(in[j]);
+  }
+};
+
+/// Threads per block of the warp-per-row kernels.
+constexpr int kWarpSoftmaxBlock = 128;
+/// The largest cols the warp path handles: 32 lanes x 32 registers.
+constexpr int64_t kWarpSoftmaxMaxCols = 1024;
+
+/// [warp_kernel]
+template <typename T, typename Convert, int kPack, int kColsPerThread, int kWidth, int kRows>
+__global__ void __launch_bounds__(kWarpSoftmaxBlock)
+    softmax_warp_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t cols) {
+  static_assert(kColsPerThread % kPack == 0, "whole packs per thread");
+  constexpr int kPacks = kColsPerThread / kPack;
+  const int lane = threadIdx.x % kWidth;
+  const unsigned mask = group_mask<kWidth>();
+  const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
+  const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
+
+  float v[kRows][kColsPerThread];  // the rows, in registers: every index is a compile-time constant
+  for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
+    float m[kRows], s[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {  // load, and each lane's partial max
+      const int64_t row = row0 + r;
+      m[r] = -INFINITY;
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;  // packs interleaved across lanes
+        if (row < rows && col < cols) {
+          Convert::to_floats(load_pack<T, kPack>(x + row * cols + col), &v[r][p * kPack]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kPack; ++j) v[r][p * kPack + j] = -INFINITY;  // padding: exp gives 0
+        }
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) m[r] = fmaxf(m[r], v[r][p * kPack + j]);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) m[r] = group_max<kWidth>(m[r], mask);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      s[r] = 0;
+#pragma unroll
+      for (int i = 0; i < kColsPerThread; ++i) {
+        v[r][i] = expf(v[r][i] - m[r]);
+        s[r] += v[r][i];
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) s[r] = group_sum<kWidth>(s[r], mask);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {  // normalize and store
+      const int64_t row = row0 + r;
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+        if (row < rows && col < cols) {
+          float out[kPack];
+#pragma unroll
+          for (int j = 0; j < kPack; ++j) out[j] = v[r][p * kPack + j] / s[r];
+          Pack<T, kPack> pk;
+          Convert::from_floats(out, pk);
+          store_pack<T, kPack>(y + row * cols + col, pk);
+        }
+      }
+    }
+  }
+}
+/// [warp_kernel]
+
+namespace detail {
+
+template <typename T, typename Convert, int kPack, int kColsPerThread, int kWidth>
+void launch_softmax_warp(const Args& a, cudaStream_t stream) {
+  // Two rows per group when a row gives each lane at most four loads: more loads in flight.
+  constexpr int kRows = (kColsPerThread / kPack <= 4 && kColsPerThread <= 16) ? 2 : 1;
+  constexpr int kRowsPerBlock = kWarpSoftmaxBlock / kWidth * kRows;
+  const auto blocks = static_cast<unsigned>(grid_blocks(a.rows, kRowsPerBlock, sm_count(), 2048 / kWarpSoftmaxBlock, 8));
+  softmax_warp_kernel<T, Convert, kPack, kColsPerThread, kWidth, kRows>
+      <<<blocks, kWarpSoftmaxBlock, 0, stream>>>(static_cast<const T*>(a.x), static_cast<T*>(a.y), a.rows, a.cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+/// [dispatch]
+// cols <= 32 * kPack: one pack per lane, in the narrowest power-of-two group that covers the row.
+template <typename T, typename Convert, int kPack, int kWidth>
+void dispatch_narrow(const Args& a, cudaStream_t stream) {
+  if constexpr (kWidth < 32) {
+    if (a.cols > int64_t(kWidth) * kPack) return dispatch_narrow<T, Convert, kPack, kWidth * 2>(a, stream);
+  }
+  launch_softmax_warp<T, Convert, kPack, kPack, kWidth>(a, stream);
+}
+
+// Wider rows: a full warp, and the fewest columns per lane that cover the row. Each step adds a
+// pack (two packs past four), to bound the number of kernels compiled.
+template <typename T, typename Convert, int kPack, int kColsPerThread>
+void dispatch_wide(const Args& a, cudaStream_t stream) {
+  if constexpr (kColsPerThread < 32) {
+    constexpr int kNext = kColsPerThread + (kColsPerThread / kPack < 4 ? kPack : 2 * kPack);
+    if (a.cols > int64_t(kColsPerThread) * 32)
+      return dispatch_wide<T, Convert, kPack, (kNext < 32 ? kNext : 32)>(a, stream);
+  }
+  launch_softmax_warp<T, Convert, kPack, kColsPerThread, 32>(a, stream);
+}
+
+template <typename T, typename Convert, int kPack>
+void dispatch_cols(const Args& a, cudaStream_t stream) {
+  if (a.cols <= 32 * kPack) dispatch_narrow<T, Convert, kPack, 1>(a, stream);
+  else dispatch_wide<T, Convert, kPack, 2 * kPack>(a, stream);
+}
+/// [dispatch]
+
+}  // namespace detail
+
+/// [pack_choice]
+/// Softmax of each row, cols <= 1024, one group of lanes per row. The pack is the largest (up to
+/// kMaxPack elements, 16 bytes) that divides cols and to which both x and y are aligned: a
+/// misaligned view or an odd cols falls back to narrower packs, down to one element.
+template <typename T, typename Convert, int kMaxPack>
+void softmax_warp(const Args& a, cudaStream_t stream) {
+  if (!check_rowwise_args(a, kWarpSoftmaxMaxCols, "the warp path holds cols <= 1024 in registers")) return;
+  const int pack = max_aligned_pack(sizeof(T), kMaxPack, a.cols, {a.x, a.y});
+  if constexpr (kMaxPack >= 8) {
+    if (pack == 8) return detail::dispatch_cols<T, Convert, 8>(a, stream);
+  }
+  if constexpr (kMaxPack >= 4) {
+    if (pack == 4) return detail::dispatch_cols<T, Convert, 4>(a, stream);
+  }
+  if constexpr (kMaxPack >= 2) {
+    if (pack == 2) return detail::dispatch_cols<T, Convert, 2>(a, stream);
+  }
+  detail::dispatch_cols<T, Convert, 1>(a, stream);
+}
+/// [pack_choice]
+
+}  // namespace course
