@@ -10,18 +10,17 @@
 
 #include "course/convert.cuh"
 #include "course/errors.h"
+#include "course/launch_math.h"
 #include "smem_softmax.cuh"
 
 namespace {
-
-constexpr int kBlock = 512;
 
 struct MaxOp {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 
 /// [kernel]
-template <typename T>
+template <typename T, int kBlock>
 __global__ void __launch_bounds__(kBlock)
     softmax_smem_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
   extern __shared__ float row[];  // the whole row, cols floats
@@ -56,25 +55,52 @@ __global__ void __launch_bounds__(kBlock)
   s = row_sum;
 
   // Pass 2 over device memory: write y once.
-  for (int64_t c = threadIdx.x; c < cols; c += kBlock) yr[c] = course::from_float<T>(row[c] / s);
+  const float inv = 1.0f / s;  // one division per row, a multiply per element
+  for (int64_t c = threadIdx.x; c < cols; c += kBlock) yr[c] = course::from_float<T>(row[c] * inv);
 }
 /// [kernel]
+
+// Static shared memory of the kernel (CUB's scratch and the two row statistics): the dynamic
+// part, the row, gets what is left of the per-block limit.
+template <typename T, int kBlock>
+size_t static_smem() {
+  static const size_t bytes = [] {
+    cudaFuncAttributes attr;
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, softmax_smem_kernel<T, kBlock>));
+    return attr.sharedSizeBytes;
+  }();
+  return bytes;
+}
+
+template <typename T, int kBlock>
+void launch(const course::Args& a, cudaStream_t stream) {
+  /// [launch]
+  const size_t smem = size_t(a.cols) * sizeof(float);
+  if (smem + static_smem<T, kBlock>() > 48 * 1024)  // past 48 KB a kernel must opt in
+    CUDA_CHECK(cudaFuncSetAttribute(softmax_smem_kernel<T, kBlock>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(smem)));
+  softmax_smem_kernel<T, kBlock><<<unsigned(a.rows), kBlock, smem, stream>>>(static_cast<const T*>(a.x),
+                                                                           static_cast<T*>(a.y), a.cols);
+  /// [launch]
+  CUDA_CHECK_LAUNCH();
+}
 
 }  // namespace
 
 template <typename T>
 int64_t smem_softmax_max_cols() {
   int dev = 0, optin = 0;
-  cudaFuncAttributes attr;
   if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-      cudaFuncGetAttributes(&attr, softmax_smem_kernel<T>) != cudaSuccess) {
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
     cudaGetLastError();
-    return 0;
+    return 0;  // no GPU: the limit is unknown (and nothing will run)
   }
-  return (int64_t(optin) - int64_t(attr.sharedSizeBytes)) / int64_t(sizeof(float));
+  return (int64_t(optin) - int64_t(static_smem<T, 1024>())) / int64_t(sizeof(float));  // 1024: the largest static part
 }
 
+/// [block_size]
+// A block as wide as the row needs: about eight columns per thread, 32 to 1024 threads. A 32-column
+// row gets one warp, not 512 threads of which 480 would idle.
 template <typename T>
 void softmax_smem(const course::Args& a, cudaStream_t stream) {
   const int64_t max_cols = smem_softmax_max_cols<T>();
@@ -82,15 +108,15 @@ void softmax_smem(const course::Args& a, cudaStream_t stream) {
                             " on this GPU; chapter 07 handles longer rows";
   if (!course::check_rowwise_args(a, max_cols, limit.c_str())) return;
   course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks");
-  /// [launch]
-  const size_t smem = size_t(a.cols) * sizeof(float);
-  if (smem > 48 * 1024)  // above 48 KB a kernel must opt in to more dynamic shared memory
-    CUDA_CHECK(cudaFuncSetAttribute(softmax_smem_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  softmax_smem_kernel<T><<<unsigned(a.rows), kBlock, smem, stream>>>(static_cast<const T*>(a.x),
-                                                                   static_cast<T*>(a.y), a.cols);
-  /// [launch]
-  CUDA_CHECK_LAUNCH();
+  const int64_t per_thread = course::ceil_div(a.cols, 8);
+  if (per_thread <= 32) return launch<T, 32>(a, stream);
+  if (per_thread <= 64) return launch<T, 64>(a, stream);
+  if (per_thread <= 128) return launch<T, 128>(a, stream);
+  if (per_thread <= 256) return launch<T, 256>(a, stream);
+  if (per_thread <= 512) return launch<T, 512>(a, stream);
+  launch<T, 1024>(a, stream);
 }
+/// [block_size]
 
 #define INSTANTIATE(T)                                                 \
   template void softmax_smem<T>(const course::Args&, cudaStream_t);  \

@@ -85,8 +85,9 @@ __global__ void __launch_bounds__(kWarpSoftmaxBlock)
         s[r] += v[r][i];
       }
     }
+    float inv[kRows];  // one division per row; a multiply per element (within 1 ulp of dividing)
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) s[r] = group_sum<kWidth>(s[r], mask);
+    for (int r = 0; r < kRows; ++r) inv[r] = 1.0f / group_sum<kWidth>(s[r], mask);
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {  // normalize and store
       const int64_t row = row0 + r;
@@ -96,7 +97,7 @@ __global__ void __launch_bounds__(kWarpSoftmaxBlock)
         if (row < rows && col < cols) {
           float out[kPack];
 #pragma unroll
-          for (int j = 0; j < kPack; ++j) out[j] = v[r][p * kPack + j] / s[r];
+          for (int j = 0; j < kPack; ++j) out[j] = v[r][p * kPack + j] * inv[r];
           Pack<T, kPack> pk;
           Convert::from_floats(out, pk);
           store_pack<T, kPack>(y + row * cols + col, pk);
