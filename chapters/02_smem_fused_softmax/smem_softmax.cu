@@ -99,8 +99,8 @@ int64_t smem_softmax_max_cols() {
 }
 
 /// [block_size]
-// A block as wide as the row needs: about eight columns per thread, 32 to 1024 threads. A 32-column
-// row gets one warp, not 512 threads of which 480 would idle.
+// A block as wide as the row needs: about sixteen columns per thread, 32 to 1024 threads. A
+// 32-column row gets one warp, not 512 threads of which 480 would idle.
 template <typename T>
 void softmax_smem(const course::Args& a, cudaStream_t stream) {
   const int64_t max_cols = smem_softmax_max_cols<T>();
@@ -108,12 +108,12 @@ void softmax_smem(const course::Args& a, cudaStream_t stream) {
                             " on this GPU; chapter 07 handles longer rows";
   if (!course::check_rowwise_args(a, max_cols, limit.c_str())) return;
   course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks");
-  const int64_t per_thread = course::ceil_div(a.cols, 8);
-  if (per_thread <= 32) return launch<T, 32>(a, stream);
-  if (per_thread <= 64) return launch<T, 64>(a, stream);
-  if (per_thread <= 128) return launch<T, 128>(a, stream);
-  if (per_thread <= 256) return launch<T, 256>(a, stream);
-  if (per_thread <= 512) return launch<T, 512>(a, stream);
+  const int64_t threads = course::ceil_div(a.cols, 16);
+  if (threads <= 32) return launch<T, 32>(a, stream);
+  if (threads <= 64) return launch<T, 64>(a, stream);
+  if (threads <= 128) return launch<T, 128>(a, stream);
+  if (threads <= 256) return launch<T, 256>(a, stream);
+  if (threads <= 512) return launch<T, 512>(a, stream);
   launch<T, 1024>(a, stream);
 }
 /// [block_size]

@@ -78,7 +78,7 @@ class EventPair {
 double measure_copy_bandwidth(L2Flusher& l2, cudaStream_t s, size_t* bytes_used) {
   size_t free_b, total_b;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  size_t bytes = std::min<size_t>(size_t(1) << 30, free_b / 4);
+  size_t bytes = std::min<size_t>(size_t(4) << 30, free_b / 4);  // large: averages over placement
   bytes &= ~size_t(4095);
   DeviceBuffer a(bytes), b(bytes);
   CUDA_CHECK(cudaMemsetAsync(a.get(), 1, bytes, s));
