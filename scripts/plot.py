@@ -218,14 +218,16 @@ def load_profile(path):
         v = r[col[key]].replace(",", "") if key in col else ""
         return float(v) if v not in ("", "n/a") else float("nan")
 
-    seen, out = set(), []
+    seen, out, run = set(), [], 0
     for r in rows[1:]:
+        if r and r[0] == "ID":  # the header of the next profiled run (another dtype)
+            run += 1
         if not r or not r[0].isdigit():  # the units row, or a repeated header
             continue
         full = r[col["Kernel Name"]]
-        if "fill_kernel" in full or full in seen:
+        if "fill_kernel" in full or (run, full) in seen:
             continue
-        seen.add(full)
+        seen.add((run, full))
         out.append({
             "kernel": short_kernel_name(full),
             "us": num(r, "gpu__time_duration.sum") / 1e3,

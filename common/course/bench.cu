@@ -214,7 +214,7 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   benchmark::AddCustomContext("copy_bytes_per_second", buf);
   benchmark::AddCustomContext("copy_method", "cudaMemcpyAsync device-to-device of " + human_bytes(double(copy_bytes)) +
                                                  ", bytes read + written, median of " + std::to_string(kIterations));
-  benchmark::AddCustomContext("timing_method", "L2 flushed (memset of 2x L2) before each launch, one event pair per "
+  benchmark::AddCustomContext("timing_method", "L2 flushed (" + std::string(l2->method()) + " of 2x L2) before each launch, one event pair per "
                                                "launch, " + std::to_string(kWarmup) + " warm-up launches, median of " +
                                                std::to_string(ctx.iterations));
   benchmark::AddCustomContext("sweep", opt.rows ? "single" : opt.quick ? "quick" : "standard");

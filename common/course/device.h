@@ -75,15 +75,23 @@ std::string gpu_slug(const std::string& name);
 /// Multiprocessors of the current device (cached per device): launchers size grids with it.
 int sm_count();
 
-/// Evicts L2 between timed launches by writing a buffer twice the L2's size.
+/// Evicts L2 between timed launches by writing a buffer twice the L2's size (cudaMemsetAsync).
+///
+/// The memset leaves L2 full of *dirty* lines, which the timed kernel then writes back to DRAM as
+/// it evicts them. `clean` mode (environment COURSE_L2_FLUSH=clean, for experiments) follows the
+/// memset with a read of a second buffer of the same size, so that the write-back happens before
+/// the timed region and the kernel finds L2 full of clean lines.
 class L2Flusher {
  public:
   explicit L2Flusher(int64_t l2_bytes);
   void flush(cudaStream_t s);
+  /// "memset" (the course's method) or "memset+read" (clean mode).
+  const char* method() const { return clean_ ? "memset+read" : "memset"; }
 
  private:
-  DeviceBuffer buf_;
+  DeviceBuffer buf_, read_buf_, sink_;
   uint8_t value_ = 0;
+  bool clean_ = false;
 };
 
 }  // namespace course
