@@ -17,7 +17,7 @@ namespace course {
 
 namespace {
 
-constexpr int kWarmup = 3;
+constexpr int kWarmup = 10;  // each as timed: L2 flush, then the launch
 constexpr int kIterations = 25;
 constexpr int kQuickIterations = 10;
 
@@ -32,16 +32,21 @@ std::string run_cmd(const std::string& cmd) {
   return out;
 }
 
-// The commit the numbers belong to: $COURSE_GIT_COMMIT, else git in the source tree.
+// The commit the numbers belong to: $COURSE_GIT_COMMIT, else git in the source tree, else
+// "unknown". Anything that is not a hexadecimal hash (with an optional "-dirty") is not trusted.
+bool looks_like_commit(const std::string& c) {
+  std::string h = c.size() > 6 && c.compare(c.size() - 6, 6, "-dirty") == 0 ? c.substr(0, c.size() - 6) : c;
+  return h.size() >= 7 && h.size() <= 64 && h.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 std::string git_commit() {
   if (const char* e = std::getenv("COURSE_GIT_COMMIT"); e && *e) {
     std::string c = e;
-    bool hex = c.size() >= 7 && c.find_first_not_of("0123456789abcdef-dirty") == std::string::npos;
-    return hex ? c : "unknown (COURSE_GIT_COMMIT='" + c.substr(0, 40) + "' is not a commit)";
+    return looks_like_commit(c) ? c : "unknown (COURSE_GIT_COMMIT='" + c.substr(0, 40) + "' is not a commit)";
   }
   std::string dir = COURSE_SOURCE_DIR;
   std::string c = run_cmd("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
-  if (c.empty()) return "unknown";
+  if (!looks_like_commit(c)) return "unknown (no git repository and no COURSE_GIT_COMMIT)";
   if (!run_cmd("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty()) c += "-dirty";
   return c;
 }
@@ -84,7 +89,7 @@ double measure_copy_bandwidth(L2Flusher& l2, cudaStream_t s, size_t* bytes_used)
   CUDA_CHECK(cudaMemsetAsync(a.get(), 1, bytes, s));
   auto copy = [&] { CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s)); };
   EventPair ev;
-  for (int i = 0; i < kWarmup; ++i) copy();
+  for (int i = 0; i < kWarmup; ++i) ev.time(copy, l2, s);
   std::vector<double> t;
   for (int i = 0; i < kIterations; ++i) t.push_back(ev.time(copy, l2, s));
   *bytes_used = bytes;
@@ -116,9 +121,8 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
     FillSpec f;
     fill(const_cast<void*>(a.x), v.dtype, rows, cols, f, ctx.stream);
     auto launch = [&] { v.launch(a, ctx.stream); };
-    for (int i = 0; i < kWarmup; ++i) launch();
-    CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
     EventPair ev;
+    for (int i = 0; i < kWarmup; ++i) ev.time(launch, *ctx.l2, ctx.stream);  // warm-up, the same loop untimed
     std::vector<double> samples;
     for (auto _ : state) {
       samples.push_back(ev.time(launch, *ctx.l2, ctx.stream));
@@ -215,7 +219,7 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   benchmark::AddCustomContext("copy_method", "cudaMemcpyAsync device-to-device of " + human_bytes(double(copy_bytes)) +
                                                  ", bytes read + written, median of " + std::to_string(kIterations));
   benchmark::AddCustomContext("timing_method", "L2 flushed (" + std::string(l2->method()) + " of 2x L2) before each launch, one event pair per "
-                                               "launch, " + std::to_string(kWarmup) + " warm-up launches, median of " +
+                                               "launch, " + std::to_string(kWarmup) + " warm-up launches (flushed), median of " +
                                                std::to_string(ctx.iterations));
   benchmark::AddCustomContext("sweep", opt.rows ? "single" : opt.quick ? "quick" : "standard");
   benchmark::AddCustomContext("skipped_for_memory", std::to_string(skipped));

@@ -15,7 +15,7 @@ for mode in memset clean; do
       --benchmark_repetitions=3 --benchmark_out="$out/$mode.$p.ch00.json" --benchmark_out_format=json > /dev/null
   done
 done
-python3 - "$out" <<'PY'
+python3 - "$out" > "$out/summary.txt" <<'PY'
 import glob, json, sys, collections
 res = collections.defaultdict(list)
 for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
@@ -26,3 +26,4 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
 for (name, mode), v in sorted(res.items()):
     print(f"{name:48s} {mode:7s} min {min(v):6.0f} max {max(v):6.0f} spread {100*(max(v)-min(v))/min(v):5.1f}%  " + " ".join(f"{x:.0f}" for x in v))
 PY
+cat "$out/summary.txt"
