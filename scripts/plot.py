@@ -12,6 +12,8 @@ With --tables it also rewrites, between markers, the measured tables and figures
 README.md and chapters/*/README.md, so that no number in the lessons is typed by hand:
   <!-- results CHAPTER [GPU] -->...<!-- /results -->          the chapter's table
   <!-- profile CHAPTER [GPU] -->...<!-- /profile -->          its Nsight Compute table
+  <!-- vs_copy CHAPTER [GPU] -->...<!-- /vs_copy -->          its best kernel against cudaMemcpy
+                                                             of the same shape (chapter 00)
   <!-- value CHAPTER NAME FIELD [GPU] -->...<!-- /value -->     one number; NAME is a
       benchmark name (op/kernel/dtype/rows:R/cols:C) or '-', FIELD one of gbps,
       pct_of_copy, median_us, copy_gbps
@@ -266,6 +268,30 @@ def fmt_profile(prof, chapter):
     return "\n".join(lines)
 
 
+def fmt_vs_copy(ch, copy_ch):
+    """Markdown table: the chapter's best kernel at each shape against cudaMemcpy of the same shape."""
+    memcpy = {(r["dtype"], r["rows"], r["cols"]): r["gbps"] for r in copy_ch["results"] if r["kernel"] == "memcpy"}
+    best = {}
+    for r in ch["results"]:
+        key = (r["dtype"], r["rows"], r["cols"])
+        best[key] = max(best.get(key, 0), r["gbps"])
+    dtypes = [d for d in DTYPES if any(k[0] == d for k in best)]
+    shapes = sorted({(k[1], k[2]) for k in best})
+    lines = ["| rows x cols | " + " | ".join(f"{d}: kernel / memcpy (GB/s)" for d in dtypes) + " |",
+             "|---|" + "---:|" * len(dtypes)]
+    for rows, cols in shapes:
+        cells = []
+        for d in dtypes:
+            k, m = best.get((d, rows, cols)), memcpy.get((d, rows, cols))
+            cells.append(f"{k:.0f} / {m:.0f} ({100 * k / m:.0f}%)" if k and m else "")
+        lines.append(f"| {rows} x {cols} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("The same shape copied by `cudaMemcpy` (chapter 00's data, same GPU and method): the ceiling "
+                 "at that size, flush costs included.")
+    return "\n".join(lines)
+
+
+VS_COPY_RE = re.compile(r"(<!-- vs_copy (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /vs_copy -->)", re.S)
 PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
 VALUE_RE = re.compile(r"(<!-- value (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)(?: (?P<gpu>[\w-]+))? -->)"
@@ -290,6 +316,15 @@ def rewrite_markers(text, data):
             raise DataError(f"profile marker names {path}: no such file (scripts/profile.sh makes it)")
         return f"{m.group(1)}\n{fmt_profile(load_profile(path), m['ch'])}\n{m.group(5)}"
 
+    def vs_copy(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        chapters = data.get(gpu, {})
+        copy_name = next((n for n in chapters if n.startswith("ch00_")), None)
+        if m["ch"] not in chapters or copy_name is None:
+            raise DataError(f"vs_copy marker needs {m['ch']} and chapter 00 on {gpu}")
+        return f"{m.group(1)}\n{fmt_vs_copy(chapters[m['ch']], chapters[copy_name])}\n{m.group(5)}"
+
+    text = VS_COPY_RE.sub(vs_copy, text)
     return PROFILE_RE.sub(profile, VALUE_RE.sub(val, RESULTS_RE.sub(results, text)))
 
 
