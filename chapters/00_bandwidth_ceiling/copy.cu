@@ -63,8 +63,8 @@ void copy_vec16(const course::Args& a, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-#define INSTANTIATE(T)                                                      \
-  template void copy_memcpy<T>(const course::Args&, cudaStream_t);          \
+#define INSTANTIATE(T)                                             \
+  template void copy_memcpy<T>(const course::Args&, cudaStream_t); \
   template void copy_vec16<T>(const course::Args&, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)

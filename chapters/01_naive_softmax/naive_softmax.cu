@@ -3,12 +3,12 @@
 /// times slower than it needs to be: every step is a trip through device memory.
 ///
 /// softmax(x)_j = exp(x_j - m) / sum_k exp(x_k - m), m = max_k x_k.
-#include <cub/device/device_segmented_reduce.cuh>
-#include <cuda/std/functional>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <cuda/std/functional>
 
 #include "course/convert.cuh"
 #include "course/errors.h"
@@ -38,8 +38,8 @@ struct Max {
 /// [kernels]
 // Step 2: t = x - max(row). One thread per element; the row's max is read from memory.
 template <typename T>
-__global__ void subtract_max_kernel(const T* __restrict__ x, const float* __restrict__ row_max,
-                                    float* __restrict__ t, int64_t n, int64_t cols) {
+__global__ void subtract_max_kernel(const T* __restrict__ x, const float* __restrict__ row_max, float* __restrict__ t,
+                                    int64_t n, int64_t cols) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) t[i] = to_float(x[i]) - row_max[i / cols];
 }
@@ -52,8 +52,8 @@ __global__ void exp_kernel(float* __restrict__ t, int64_t n) {
 
 // Step 5: y = t / sum(row).
 template <typename T>
-__global__ void divide_kernel(const float* __restrict__ t, const float* __restrict__ row_sum,
-                              T* __restrict__ y, int64_t n, int64_t cols) {
+__global__ void divide_kernel(const float* __restrict__ t, const float* __restrict__ row_sum, T* __restrict__ y,
+                              int64_t n, int64_t cols) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) y[i] = from_float<T>(t[i] / row_sum[i / cols]);
 }
@@ -74,8 +74,8 @@ size_t cub_temp_bytes(int64_t rows, int64_t cols) {
   auto ends = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(1), RowStart{cols});
   size_t max_bytes = 0, sum_bytes = 0;
   auto in = thrust::make_transform_iterator(static_cast<const float*>(nullptr), ToFloat<float>{});
-  CUDA_CHECK(cub::DeviceSegmentedReduce::Reduce(nullptr, max_bytes, in, static_cast<float*>(nullptr), rows,
-                                                starts, ends, Max{}, -INFINITY));
+  CUDA_CHECK(cub::DeviceSegmentedReduce::Reduce(nullptr, max_bytes, in, static_cast<float*>(nullptr), rows, starts,
+                                                ends, Max{}, -INFINITY));
   CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, sum_bytes, static_cast<const float*>(nullptr),
                                              static_cast<float*>(nullptr), rows, starts, ends));
   return std::max(max_bytes, sum_bytes);
@@ -121,8 +121,8 @@ void naive_softmax(const course::Args& a, cudaStream_t stream) {
   auto x_as_float = thrust::make_transform_iterator(x, ToFloat<T>{});
   size_t temp = s.cub_bytes;
   // 1. m = max(row): reads x.
-  CUDA_CHECK(cub::DeviceSegmentedReduce::Reduce(s.cub_temp, temp, x_as_float, s.row_max, a.rows, starts, ends,
-                                                Max{}, -INFINITY, stream));
+  CUDA_CHECK(cub::DeviceSegmentedReduce::Reduce(s.cub_temp, temp, x_as_float, s.row_max, a.rows, starts, ends, Max{},
+                                                -INFINITY, stream));
   // 2. t = x - m: reads x, writes t.
   subtract_max_kernel<<<blocks, kThreads, 0, stream>>>(x, s.row_max, s.t, n, a.cols);
   CUDA_CHECK_LAUNCH();

@@ -11,7 +11,8 @@ namespace {
 course::Limits limits_for(int64_t max_cols) {
   // Block size changes at 512, 1024, ..., 8192 cols (16 per thread); near 12288 fp32 (48 KB) the
   // kernel starts to opt in to more shared memory.
-  return {max_cols, {512, 1024, 2048, 4096, 8192, 12288},
+  return {max_cols,
+          {512, 1024, 2048, 4096, 8192, 12288},
           max_cols > 0 ? "cols <= " + std::to_string(max_cols) + " (the row in shared memory of this GPU)"
                        : "cols <= the GPU's shared memory per block / 4 (the row in shared memory)"};
 }

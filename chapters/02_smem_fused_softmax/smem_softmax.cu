@@ -2,9 +2,9 @@
 /// @brief Chapter 02: fuse the five kernels of chapter 01 into one. A block owns a row, caches it
 /// in shared memory, and reduces max and sum with CUB's BlockReduce: x is read once from device
 /// memory and y written once, 2 passes instead of 8.
-#include <cub/block/block_reduce.cuh>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cub/block/block_reduce.cuh>
 
 #include <string>
 
@@ -77,10 +77,10 @@ void launch(const course::Args& a, cudaStream_t stream) {
   /// [launch]
   const size_t smem = size_t(a.cols) * sizeof(float);
   if (smem + static_smem<T, kBlock>() > 48 * 1024)  // past 48 KB a kernel must opt in
-    CUDA_CHECK(cudaFuncSetAttribute(softmax_smem_kernel<T, kBlock>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(smem)));
-  softmax_smem_kernel<T, kBlock><<<unsigned(a.rows), kBlock, smem, stream>>>(static_cast<const T*>(a.x),
-                                                                           static_cast<T*>(a.y), a.cols);
+    CUDA_CHECK(
+        cudaFuncSetAttribute(softmax_smem_kernel<T, kBlock>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  softmax_smem_kernel<T, kBlock>
+      <<<unsigned(a.rows), kBlock, smem, stream>>>(static_cast<const T*>(a.x), static_cast<T*>(a.y), a.cols);
   /// [launch]
   CUDA_CHECK_LAUNCH();
 }
@@ -118,8 +118,8 @@ void softmax_smem(const course::Args& a, cudaStream_t stream) {
 }
 /// [block_size]
 
-#define INSTANTIATE(T)                                                 \
-  template void softmax_smem<T>(const course::Args&, cudaStream_t);  \
+#define INSTANTIATE(T)                                              \
+  template void softmax_smem<T>(const course::Args&, cudaStream_t); \
   template int64_t smem_softmax_max_cols<T>();
 INSTANTIATE(float)
 INSTANTIATE(__half)

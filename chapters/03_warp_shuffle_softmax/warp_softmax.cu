@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   course::Chapter ch("03_warp_shuffle_softmax", "Warp-per-row softmax: the row in registers, shuffle reductions");
   // Group widths change at 2, 4, 8, 16, 32 cols; columns per lane at every multiple of 32 (two
   // rows per group up to 128).
-  const course::Limits limits{course::kWarpSoftmaxMaxCols, {2, 4, 8, 16, 32, 64, 128, 512, 1024},
+  const course::Limits limits{course::kWarpSoftmaxMaxCols,
+                              {2, 4, 8, 16, 32, 64, 128, 512, 1024},
                               "cols <= 1024 (32 lanes x 32 registers); one element per load"};
   ch.add(Op::softmax, "warp", DType::f32, softmax_warp_scalar<float>, limits);
   ch.add(Op::softmax, "warp", DType::f16, softmax_warp_scalar<__half>, limits);

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   using course::Op;
   course::Chapter ch("04_pack_vectorized_softmax", "Warp softmax with 16-byte Pack loads and stores");
   const course::Limits limits{
-      course::kWarpSoftmaxMaxCols, {8, 16, 32, 64, 128, 256, 512, 1024},
+      course::kWarpSoftmaxMaxCols,
+      {8, 16, 32, 64, 128, 256, 512, 1024},
       "cols <= 1024; 16-byte packs when cols and both pointers allow, narrower packs otherwise"};
   ch.add(Op::softmax, "warp_pack", DType::f32, softmax_warp_pack<float>, limits);
   ch.add(Op::softmax, "warp_pack", DType::f16, softmax_warp_pack<__half>, limits);

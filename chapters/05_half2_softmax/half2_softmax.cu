@@ -14,13 +14,16 @@ namespace {
 /// [paired]
 // Pairs of 16-bit values <-> float2, one conversion instruction per pair. A pack of one element
 // (odd cols or an odd offset) converts alone.
-template <typename T> struct Pair;
-template <> struct Pair<__half> {
+template <typename T>
+struct Pair;
+template <>
+struct Pair<__half> {
   using T2 = __half2;
   __device__ static float2 to_float2(T2 v) { return __half22float2(v); }
   __device__ static T2 from_float2(float2 v) { return __float22half2_rn(v); }
 };
-template <> struct Pair<__nv_bfloat16> {
+template <>
+struct Pair<__nv_bfloat16> {
   using T2 = __nv_bfloat162;
   __device__ static float2 to_float2(T2 v) { return __bfloat1622float2(v); }
   __device__ static T2 from_float2(float2 v) { return __float22bfloat162_rn(v); }
@@ -68,7 +71,8 @@ int main(int argc, char** argv) {
   using course::Op;
   course::Chapter ch("05_half2_softmax", "Warp softmax on fp16/bf16 with paired half2 conversions");
   const course::Limits limits{
-      course::kWarpSoftmaxMaxCols, {8, 16, 32, 64, 128, 256, 512, 1024},
+      course::kWarpSoftmaxMaxCols,
+      {8, 16, 32, 64, 128, 256, 512, 1024},
       "f16/bf16 only; cols <= 1024; packs of 8 when cols and both pointers allow, narrower otherwise"};
   ch.add(Op::softmax, "warp_half2", DType::f16, softmax_warp_half2<__half>, limits);
   ch.add(Op::softmax, "warp_half2", DType::bf16, softmax_warp_half2<__nv_bfloat16>, limits);

@@ -186,9 +186,11 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
         }
         const Variant* vp = &v;
         const int64_t off = opt.offset;
-        benchmark::RegisterBenchmark(name.c_str(), [vp, rows, cols, off](benchmark::State& st) {
-          bench_variant(st, *vp, rows, cols, off, ctx);
-        })->UseManualTime()->Iterations(ctx.iterations)->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(
+            name.c_str(), [vp, rows, cols, off](benchmark::State& st) { bench_variant(st, *vp, rows, cols, off, ctx); })
+            ->UseManualTime()
+            ->Iterations(ctx.iterations)
+            ->Unit(benchmark::kMicrosecond);
         ++registered;
       }
     }
@@ -218,9 +220,11 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   benchmark::AddCustomContext("copy_bytes_per_second", buf);
   benchmark::AddCustomContext("copy_method", "cudaMemcpyAsync device-to-device of " + human_bytes(double(copy_bytes)) +
                                                  ", bytes read + written, median of " + std::to_string(kIterations));
-  benchmark::AddCustomContext("timing_method", "L2 flushed (" + std::string(l2->method()) + " of 2x L2) before each launch, one event pair per "
-                                               "launch, " + std::to_string(kWarmup) + " warm-up launches (flushed), median of " +
-                                               std::to_string(ctx.iterations));
+  benchmark::AddCustomContext("timing_method", "L2 flushed (" + std::string(l2->method()) +
+                                                   " of 2x L2) before each launch, one event pair per "
+                                                   "launch, " +
+                                                   std::to_string(kWarmup) + " warm-up launches (flushed), median of " +
+                                                   std::to_string(ctx.iterations));
   benchmark::AddCustomContext("sweep", opt.rows ? "single" : opt.quick ? "quick" : "standard");
   benchmark::AddCustomContext("skipped_for_memory", std::to_string(skipped));
   std::printf("copy line: %.0f GB/s (cudaMemcpy device-to-device, %s)\n", copy_bps / 1e9,

@@ -7,10 +7,10 @@
 /// the same as a percentage of a device-to-device cudaMemcpy measured once in the process.
 #pragma once
 
-#include "course/stats.h"
 #include "course/cli.h"
 #include "course/device.h"
 #include "course/harness.h"
+#include "course/stats.h"
 
 namespace course {
 

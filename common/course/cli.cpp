@@ -39,13 +39,24 @@ Options parse_args(int argc, const char* const* argv) {
       return argv[++i];
     };
     auto no_value = [&]() { require(!has_inline, flag, " takes no value"); };
-    if (flag == "--verify") { no_value(); verify = true; }
-    else if (flag == "--list") { no_value(); list = true; }
-    else if (flag == "--quick") { no_value(); o.quick = true; }
-    else if (flag == "--large") { no_value(); o.large = true; }
-    else if (flag == "--device-info") { no_value(); info = true; }
-    else if (flag == "--help" || flag == "-h") { help = true; }
-    else if (flag == "--rows") {
+    if (flag == "--verify") {
+      no_value();
+      verify = true;
+    } else if (flag == "--list") {
+      no_value();
+      list = true;
+    } else if (flag == "--quick") {
+      no_value();
+      o.quick = true;
+    } else if (flag == "--large") {
+      no_value();
+      o.large = true;
+    } else if (flag == "--device-info") {
+      no_value();
+      info = true;
+    } else if (flag == "--help" || flag == "-h") {
+      help = true;
+    } else if (flag == "--rows") {
       o.rows = parse_int(flag, take_value());
       require(*o.rows >= 0, "--rows must be >= 0, got ", *o.rows);
     } else if (flag == "--cols") {
@@ -62,8 +73,7 @@ Options parse_args(int argc, const char* const* argv) {
       o.seed = static_cast<uint64_t>(s);
     } else if (flag == "--offset") {
       o.offset = parse_int(flag, take_value());
-      require(o.offset >= 0 && o.offset <= (1 << 20), "--offset must be in [0, 1048576], got ",
-              o.offset);
+      require(o.offset >= 0 && o.offset <= (1 << 20), "--offset must be in [0, 1048576], got ", o.offset);
     } else if (flag == "--save") {
       o.save_dir = take_value();
       require(!o.save_dir.empty(), "--save needs a directory");
@@ -75,10 +85,14 @@ Options parse_args(int argc, const char* const* argv) {
   }
   int modes = verify + list + info + help;
   require(modes <= 1, "--verify, --list, --device-info and --help exclude each other");
-  if (help) o.mode = Mode::help;
-  else if (list) o.mode = Mode::list;
-  else if (info) o.mode = Mode::device_info;
-  else if (verify) o.mode = Mode::verify;
+  if (help)
+    o.mode = Mode::help;
+  else if (list)
+    o.mode = Mode::list;
+  else if (info)
+    o.mode = Mode::device_info;
+  else if (verify)
+    o.mode = Mode::verify;
 
   require(o.rows.has_value() == o.cols.has_value(), "--rows and --cols go together");
   if (o.mode == Mode::verify) {
@@ -90,8 +104,7 @@ Options parse_args(int argc, const char* const* argv) {
     require(!o.large, "--large needs --verify");
     require(o.offset == 0 || o.mode == Mode::bench, "--offset needs --verify or a benchmark");
   }
-  if (o.mode != Mode::bench)
-    require(o.benchmark_args.empty(), "--benchmark_* flags only apply to the benchmark sweep");
+  if (o.mode != Mode::bench) require(o.benchmark_args.empty(), "--benchmark_* flags only apply to the benchmark sweep");
   return o;
 }
 
@@ -103,8 +116,7 @@ std::string usage(const std::string& program) {
     << "  " << program << " --verify [--kernel K] [--large]\n"
     << "      run the correctness suite (exit 1 on any failure)\n"
     << "  " << program << " --verify --rows R --cols C [--dtype f32|f16|bf16] [--seed S]\n"
-    << "      " << std::string(program.size(), ' ')
-    << " [--offset E] [--save DIR] [--kernel K]\n"
+    << "      " << std::string(program.size(), ' ') << " [--offset E] [--save DIR] [--kernel K]\n"
     << "      check one case; --offset starts input and output E elements into their buffers,\n"
     << "      --save writes the input, output and reference as .npy files into DIR\n"
     << "  " << program << " --list           the variants and their limits\n"

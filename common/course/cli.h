@@ -25,15 +25,15 @@ enum class Mode { bench, verify, list, device_info, help };
 /// Parsed command line.
 struct Options {
   Mode mode = Mode::bench;
-  std::optional<int64_t> rows;    ///< --rows: one case (verify) or one shape (bench)
-  std::optional<int64_t> cols;    ///< --cols
-  std::optional<DType> dtype;     ///< --dtype
-  uint64_t seed = 1;              ///< --seed
-  int64_t offset = 0;             ///< --offset: elements into the input and output buffers
-  std::string save_dir;           ///< --save: .npy files of the case
-  std::string kernel;             ///< --kernel: only variants whose name contains this
-  bool quick = false;             ///< --quick: a handful of shapes
-  bool large = false;             ///< --large: the > 2^31-element cases of the suite
+  std::optional<int64_t> rows;              ///< --rows: one case (verify) or one shape (bench)
+  std::optional<int64_t> cols;              ///< --cols
+  std::optional<DType> dtype;               ///< --dtype
+  uint64_t seed = 1;                        ///< --seed
+  int64_t offset = 0;                       ///< --offset: elements into the input and output buffers
+  std::string save_dir;                     ///< --save: .npy files of the case
+  std::string kernel;                       ///< --kernel: only variants whose name contains this
+  bool quick = false;                       ///< --quick: a handful of shapes
+  bool large = false;                       ///< --large: the > 2^31-element cases of the suite
   std::vector<std::string> benchmark_args;  ///< --benchmark_* flags, passed to Google Benchmark
 
   /// --verify with --rows/--cols: check one case rather than the suite.

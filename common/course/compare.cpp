@@ -10,9 +10,12 @@ namespace course {
 Tolerance tolerance_for(DType t, double magnitude) {
   double m = std::max(1.0, magnitude);
   switch (t) {
-    case DType::f32: return {1e-6 * m, 1e-5};
-    case DType::f16: return {1e-5 * m, std::ldexp(1.0, -10)};
-    case DType::bf16: return {1e-5 * m, std::ldexp(1.0, -7)};
+    case DType::f32:
+      return {1e-6 * m, 1e-5};
+    case DType::f16:
+      return {1e-5 * m, std::ldexp(1.0, -10)};
+    case DType::bf16:
+      return {1e-5 * m, std::ldexp(1.0, -7)};
   }
   return {0, 0};
 }
@@ -24,8 +27,8 @@ bool element_ok(double got, double ref, Tolerance tol) {
   return std::fabs(got - ref) <= tol.atol + tol.rtol * std::fabs(ref);
 }
 
-CompareResult compare(const double* got, const double* ref, int64_t rows, int64_t cols,
-                      Tolerance tol, const int64_t* row_ids, int max_report) {
+CompareResult compare(const double* got, const double* ref, int64_t rows, int64_t cols, Tolerance tol,
+                      const int64_t* row_ids, int max_report) {
   CompareResult r;
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < cols; ++j) {
@@ -41,8 +44,7 @@ CompareResult compare(const double* got, const double* ref, int64_t rows, int64_
       }
       if (!element_ok(g, e, tol)) {
         ++r.failed;
-        if (static_cast<int>(r.first.size()) < max_report)
-          r.first.push_back({row_ids ? row_ids[i] : i, j, g, e});
+        if (static_cast<int>(r.first.size()) < max_report) r.first.push_back({row_ids ? row_ids[i] : i, j, g, e});
       }
     }
   }
@@ -62,8 +64,8 @@ std::string describe(const CompareResult& r) {
   std::ostringstream s;
   char buf[160];
   for (const auto& m : r.first) {
-    std::snprintf(buf, sizeof buf, "    row %lld, col %lld: got %.9g, expected %.9g\n",
-                  static_cast<long long>(m.row), static_cast<long long>(m.col), m.got, m.expected);
+    std::snprintf(buf, sizeof buf, "    row %lld, col %lld: got %.9g, expected %.9g\n", static_cast<long long>(m.row),
+                  static_cast<long long>(m.col), m.got, m.expected);
     s << buf;
   }
   if (r.failed > static_cast<int64_t>(r.first.size()))

@@ -38,11 +38,11 @@ struct Mismatch {
 
 /// What a comparison found.
 struct CompareResult {
-  int64_t checked = 0;             ///< elements compared
-  int64_t failed = 0;              ///< elements outside tolerance
-  double max_abs_err = 0;          ///< over the finite pairs
-  double max_rel_err = 0;          ///< |got - ref| / |ref| where rtol * |ref| >= atol
-  std::vector<Mismatch> first;     ///< the first few failures, in row-major order
+  int64_t checked = 0;          ///< elements compared
+  int64_t failed = 0;           ///< elements outside tolerance
+  double max_abs_err = 0;       ///< over the finite pairs
+  double max_rel_err = 0;       ///< |got - ref| / |ref| where rtol * |ref| >= atol
+  std::vector<Mismatch> first;  ///< the first few failures, in row-major order
   bool ok() const { return failed == 0 && checked > 0; }
 };
 
@@ -55,8 +55,8 @@ bool element_ok(double got, double ref, Tolerance tol);
 
 /// Compares `got` with `ref` (both rows x cols, row-major); `row_ids` names the rows for the
 /// report (nullptr: 0, 1, 2, ...). Keeps at most `max_report` mismatches.
-CompareResult compare(const double* got, const double* ref, int64_t rows, int64_t cols,
-                      Tolerance tol, const int64_t* row_ids = nullptr, int max_report = 8);
+CompareResult compare(const double* got, const double* ref, int64_t rows, int64_t cols, Tolerance tol,
+                      const int64_t* row_ids = nullptr, int max_report = 8);
 
 /// Merges b into a (a's first mismatches come first).
 void merge(CompareResult& a, const CompareResult& b, int max_report = 8);

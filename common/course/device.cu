@@ -41,8 +41,7 @@ __host__ __device__ inline uint64_t splitmix64(uint64_t z) {
 template <typename T>
 __global__ void fill_kernel(T* p, int64_t rows, int64_t cols, FillSpec spec) {
   const int64_t n = rows * cols;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     uint64_t h = splitmix64(spec.seed * 0x632BE59BD9B4E019ull + uint64_t(i));
     float u1 = (float((h >> 40) & 0xFFFFFF) + 0.5f) * (1.0f / 16777216.0f);
     float u2 = float((h >> 16) & 0xFFFFFF) * (1.0f / 16777216.0f);
@@ -53,14 +52,29 @@ __global__ void fill_kernel(T* p, int64_t rows, int64_t cols, FillSpec spec) {
       const int64_t r = i / cols, c = i % cols;
       const int64_t keep = int64_t(splitmix64(spec.seed + uint64_t(r)) % uint64_t(cols));
       switch (r % 8) {
-        case 1: v = -INFINITY; break;
-        case 2: if (c == keep) v = INFINITY; break;
-        case 3: if (c == keep) v = NAN; break;
-        case 4: if (c != keep && (h >> 63)) v = -INFINITY; break;
-        case 5: v = 1.5f; break;
-        case 6: v += 1000.0f; break;
-        case 7: v *= 30.0f; break;
-        default: break;
+        case 1:
+          v = -INFINITY;
+          break;
+        case 2:
+          if (c == keep) v = INFINITY;
+          break;
+        case 3:
+          if (c == keep) v = NAN;
+          break;
+        case 4:
+          if (c != keep && (h >> 63)) v = -INFINITY;
+          break;
+        case 5:
+          v = 1.5f;
+          break;
+        case 6:
+          v += 1000.0f;
+          break;
+        case 7:
+          v *= 30.0f;
+          break;
+        default:
+          break;
       }
     }
     p[i] = course::from_float<T>(v);
@@ -75,9 +89,15 @@ void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cu
   const int threads = 256;
   const int blocks = static_cast<int>(grid_blocks(n, threads, 132, 8, 4));
   switch (t) {
-    case DType::f32: fill_kernel<<<blocks, threads, 0, s>>>(static_cast<float*>(p), rows, cols, spec); break;
-    case DType::f16: fill_kernel<<<blocks, threads, 0, s>>>(static_cast<__half*>(p), rows, cols, spec); break;
-    case DType::bf16: fill_kernel<<<blocks, threads, 0, s>>>(static_cast<__nv_bfloat16*>(p), rows, cols, spec); break;
+    case DType::f32:
+      fill_kernel<<<blocks, threads, 0, s>>>(static_cast<float*>(p), rows, cols, spec);
+      break;
+    case DType::f16:
+      fill_kernel<<<blocks, threads, 0, s>>>(static_cast<__half*>(p), rows, cols, spec);
+      break;
+    case DType::bf16:
+      fill_kernel<<<blocks, threads, 0, s>>>(static_cast<__nv_bfloat16*>(p), rows, cols, spec);
+      break;
   }
   CUDA_CHECK_LAUNCH();
 }
@@ -108,8 +128,7 @@ bool probe_device(DeviceInfo* info, std::string* why) {
   CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_clock_khz, cudaDevAttrClockRate, d.device));
   CUDA_CHECK(cudaDeviceGetAttribute(&d.mem_clock_khz, cudaDevAttrMemoryClockRate, d.device));
   CUDA_CHECK(cudaDeviceGetAttribute(&d.mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, d.device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&d.smem_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                    d.device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&d.smem_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d.device));
   CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
   CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
   *info = d;

@@ -18,8 +18,7 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t bytes);
   ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept
-      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -55,8 +54,8 @@ void poison(void* p, size_t bytes, uint8_t pattern, cudaStream_t s);
 /// The GPU the harness runs on, and its environment stamp.
 struct DeviceInfo {
   int device = 0;
-  std::string name;          ///< "NVIDIA H100 80GB HBM3"
-  std::string slug;          ///< "h100-80gb-hbm3": the folder under plots/data/
+  std::string name;  ///< "NVIDIA H100 80GB HBM3"
+  std::string slug;  ///< "h100-80gb-hbm3": the folder under plots/data/
   int sm_count = 0;
   int cc_major = 0, cc_minor = 0;
   int64_t l2_bytes = 0;

@@ -20,19 +20,26 @@ enum class DType { f32, f16, bf16 };
 /// "f32", "f16" or "bf16".
 inline const char* dtype_name(DType t) {
   switch (t) {
-    case DType::f32: return "f32";
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
+    case DType::f32:
+      return "f32";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
   }
   return "?";
 }
 
 /// Parses "f32", "f16" or "bf16"; returns false for anything else.
 inline bool parse_dtype(const std::string& s, DType* out) {
-  if (s == "f32") *out = DType::f32;
-  else if (s == "f16") *out = DType::f16;
-  else if (s == "bf16") *out = DType::bf16;
-  else return false;
+  if (s == "f32")
+    *out = DType::f32;
+  else if (s == "f16")
+    *out = DType::f16;
+  else if (s == "bf16")
+    *out = DType::bf16;
+  else
+    return false;
   return true;
 }
 
@@ -40,17 +47,30 @@ inline bool parse_dtype(const std::string& s, DType* out) {
 inline int dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
 
 /// The DType of a C++ storage type: DTypeOf<half>::value == DType::f16.
-template <typename T> struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::f32; };
-template <> struct DTypeOf<__half> { static constexpr DType value = DType::f16; };
-template <> struct DTypeOf<__nv_bfloat16> { static constexpr DType value = DType::bf16; };
+template <typename T>
+struct DTypeOf;
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::f32;
+};
+template <>
+struct DTypeOf<__half> {
+  static constexpr DType value = DType::f16;
+};
+template <>
+struct DTypeOf<__nv_bfloat16> {
+  static constexpr DType value = DType::bf16;
+};
 
 /// Element i of a host buffer of type t, widened exactly to double.
 inline double load_as_double(const void* base, DType t, int64_t i) {
   switch (t) {
-    case DType::f32: return static_cast<const float*>(base)[i];
-    case DType::f16: return __half2float(static_cast<const __half*>(base)[i]);
-    case DType::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+    case DType::f32:
+      return static_cast<const float*>(base)[i];
+    case DType::f16:
+      return __half2float(static_cast<const __half*>(base)[i]);
+    case DType::bf16:
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
   }
   return 0;
 }

@@ -47,12 +47,12 @@ inline void require(bool cond, const Parts&... parts) {
 }  // namespace course
 
 /// Checks a CUDA runtime call; throws course::CudaError naming the call on failure.
-#define CUDA_CHECK(call)                                                   \
-  do {                                                                     \
-    cudaError_t course_err_ = (call);                                      \
-    if (course_err_ != cudaSuccess) {                                      \
-      throw ::course::CudaError(course_err_, #call, __FILE__, __LINE__);   \
-    }                                                                      \
+#define CUDA_CHECK(call)                                                 \
+  do {                                                                   \
+    cudaError_t course_err_ = (call);                                    \
+    if (course_err_ != cudaSuccess) {                                    \
+      throw ::course::CudaError(course_err_, #call, __FILE__, __LINE__); \
+    }                                                                    \
   } while (0)
 
 /// Checks the last kernel launch (bad configuration, too much shared memory, ...).

@@ -14,8 +14,10 @@ std::string gpu_slug(const std::string& name) {
   }
   std::string slug;
   for (char c : lower) {
-    if (std::isalnum(static_cast<unsigned char>(c))) slug += c;
-    else if (!slug.empty() && slug.back() != '-') slug += '-';
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      slug += c;
+    else if (!slug.empty() && slug.back() != '-')
+      slug += '-';
   }
   while (!slug.empty() && slug.back() == '-') slug.pop_back();
   return slug.empty() ? "unknown-gpu" : slug;

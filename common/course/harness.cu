@@ -9,8 +9,7 @@
 namespace course {
 
 Sweep standard_sweep() {
-  return {{49152},
-          {32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 32768}};
+  return {{49152}, {32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 32768}};
 }
 
 Sweep quick_sweep() { return {{49152}, {128, 1024, 4096}}; }
@@ -18,8 +17,7 @@ Sweep quick_sweep() { return {{49152}, {128, 1024, 4096}}; }
 Chapter::Chapter(std::string id, std::string title)
     : id_(std::move(id)), title_(std::move(title)), sweep_(standard_sweep()) {}
 
-void Chapter::add(Op op, std::string kernel, DType dtype, Launcher launch, Limits limits,
-                  WorkspaceFn workspace) {
+void Chapter::add(Op op, std::string kernel, DType dtype, Launcher launch, Limits limits, WorkspaceFn workspace) {
   variants_.push_back({op, std::move(kernel), dtype, std::move(launch), std::move(limits), std::move(workspace)});
 }
 
@@ -80,14 +78,18 @@ int Chapter::run(int argc, char** argv) {
   try {
     switch (opt.mode) {
       case Mode::device_info:
-        std::printf("name: %s\nslug: %s\ncompute_capability: %d.%d\nsm_count: %d\nl2_bytes: %lld\n"
-                    "memory_bytes: %lld\nsmem_per_block_optin: %d\n",
-                    dev.name.c_str(), dev.slug.c_str(), dev.cc_major, dev.cc_minor, dev.sm_count,
-                    (long long)dev.l2_bytes, (long long)dev.total_mem, dev.smem_per_block_optin);
+        std::printf(
+            "name: %s\nslug: %s\ncompute_capability: %d.%d\nsm_count: %d\nl2_bytes: %lld\n"
+            "memory_bytes: %lld\nsmem_per_block_optin: %d\n",
+            dev.name.c_str(), dev.slug.c_str(), dev.cc_major, dev.cc_minor, dev.sm_count, (long long)dev.l2_bytes,
+            (long long)dev.total_mem, dev.smem_per_block_optin);
         return 0;
-      case Mode::verify: return run_verification(*this, opt, dev);
-      case Mode::bench: return run_benchmarks(*this, opt, dev, prog.c_str());
-      default: return 2;
+      case Mode::verify:
+        return run_verification(*this, opt, dev);
+      case Mode::bench:
+        return run_benchmarks(*this, opt, dev, prog.c_str());
+      default:
+        return 2;
     }
   } catch (const UsageError& e) {
     std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());

@@ -27,10 +27,10 @@ namespace course {
 struct Args {
   int64_t rows = 0;
   int64_t cols = 0;
-  const void* x = nullptr;   ///< main input (softmax: x; backward: the forward output y)
-  const void* dy = nullptr;  ///< second input (backward: the upstream gradient)
-  void* y = nullptr;         ///< main output (softmax: y; backward: dx)
-  void* workspace = nullptr;     ///< scratch memory, as many bytes as the variant asked for
+  const void* x = nullptr;    ///< main input (softmax: x; backward: the forward output y)
+  const void* dy = nullptr;   ///< second input (backward: the upstream gradient)
+  void* y = nullptr;          ///< main output (softmax: y; backward: dx)
+  void* workspace = nullptr;  ///< scratch memory, as many bytes as the variant asked for
   size_t workspace_bytes = 0;
 };
 
@@ -86,8 +86,7 @@ class Chapter {
   Chapter(std::string id, std::string title);
 
   /// Registers a kernel variant.
-  void add(Op op, std::string kernel, DType dtype, Launcher launch, Limits limits = {},
-           WorkspaceFn workspace = {});
+  void add(Op op, std::string kernel, DType dtype, Launcher launch, Limits limits = {}, WorkspaceFn workspace = {});
 
   /// Replaces the benchmark sweep (default: standard_sweep()).
   void set_sweep(Sweep sweep) { sweep_ = std::move(sweep); }

@@ -13,7 +13,7 @@ std::string npy_header(const std::string& descr, const std::vector<int64_t>& sha
     if (i + 1 < shape.size()) dict += " ";
   }
   dict += "), }";
-  const size_t prefix = 10;  // magic (6) + version (2) + header length (2)
+  const size_t prefix = 10;                 // magic (6) + version (2) + header length (2)
   size_t total = prefix + dict.size() + 1;  // + '\n'
   size_t pad = (64 - total % 64) % 64;
   dict += std::string(pad, ' ') + "\n";
@@ -26,8 +26,7 @@ std::string npy_header(const std::string& descr, const std::vector<int64_t>& sha
   return h + dict;
 }
 
-void write_npy(const std::string& path, const void* data, const std::string& descr,
-               const std::vector<int64_t>& shape) {
+void write_npy(const std::string& path, const void* data, const std::string& descr, const std::vector<int64_t>& shape) {
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
   int item = descr.back() - '0';
@@ -39,8 +38,7 @@ void write_npy(const std::string& path, const void* data, const std::string& des
   if (!f) throw std::runtime_error("error writing " + path);
 }
 
-void write_npy_dtype(const std::string& path, const void* data, DType t,
-                     const std::vector<int64_t>& shape) {
+void write_npy_dtype(const std::string& path, const void* data, DType t, const std::vector<int64_t>& shape) {
   if (t == DType::f32) return write_npy(path, data, "<f4", shape);
   if (t == DType::f16) return write_npy(path, data, "<f2", shape);
   int64_t count = 1;

@@ -7,11 +7,24 @@
 namespace course {
 
 /// The unsigned type as wide as `Bytes`: the register type of one vector load or store.
-template <int Bytes> struct VecStorage;
-template <> struct VecStorage<2> { using type = unsigned short; };
-template <> struct VecStorage<4> { using type = unsigned int; };
-template <> struct VecStorage<8> { using type = uint2; };
-template <> struct VecStorage<16> { using type = uint4; };
+template <int Bytes>
+struct VecStorage;
+template <>
+struct VecStorage<2> {
+  using type = unsigned short;
+};
+template <>
+struct VecStorage<4> {
+  using type = unsigned int;
+};
+template <>
+struct VecStorage<8> {
+  using type = uint2;
+};
+template <>
+struct VecStorage<16> {
+  using type = uint4;
+};
 
 /// [pack]
 /// N elements of T seen either one by one (`elem`) or as one machine word (`storage`): loading

@@ -9,16 +9,18 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct RowStats {
-  double max;     // largest element (NaN-aware: NaN if any element is NaN)
-  bool nan_row;   // PyTorch gives a NaN row: a NaN, a +inf, or nothing but -inf
+  double max;    // largest element (NaN-aware: NaN if any element is NaN)
+  bool nan_row;  // PyTorch gives a NaN row: a NaN, a +inf, or nothing but -inf
 };
 
 RowStats row_stats(const double* x, int64_t cols) {
   double m = -std::numeric_limits<double>::infinity();
   bool any_nan = false;
   for (int64_t j = 0; j < cols; ++j) {
-    if (std::isnan(x[j])) any_nan = true;
-    else if (x[j] > m) m = x[j];
+    if (std::isnan(x[j]))
+      any_nan = true;
+    else if (x[j] > m)
+      m = x[j];
   }
   bool nan_row = any_nan || std::isinf(m);  // +inf present, or every element -inf
   return {nan_row ? kNaN : m, nan_row};
@@ -29,10 +31,10 @@ RowStats row_stats(const double* x, int64_t cols) {
 double round_to_format(double v, int mant, int emin, int emax) {
   if (std::isnan(v) || std::isinf(v) || v == 0) return v;
   double a = std::fabs(v);
-  int e = std::ilogb(a);                 // a in [2^e, 2^(e+1))
-  if (e < emin) e = emin;                // subnormal range: fixed spacing 2^(emin - mant)
+  int e = std::ilogb(a);   // a in [2^e, 2^(e+1))
+  if (e < emin) e = emin;  // subnormal range: fixed spacing 2^(emin - mant)
   double ulp = std::ldexp(1.0, e - mant);
-  double q = a / ulp;                    // exact: scaling by a power of two
+  double q = a / ulp;  // exact: scaling by a power of two
   double fl = std::floor(q);
   double rem = q - fl;
   double r = fl;
@@ -87,8 +89,7 @@ void softmax_backward(const double* y, const double* dy, int64_t rows, int64_t c
   }
 }
 
-void log_softmax_backward(const double* y, const double* dy, int64_t rows, int64_t cols,
-                          double* dx) {
+void log_softmax_backward(const double* y, const double* dy, int64_t rows, int64_t cols, double* dx) {
   for (int64_t r = 0; r < rows; ++r) {
     const double* yr = y + r * cols;
     const double* dyr = dy + r * cols;
@@ -98,8 +99,8 @@ void log_softmax_backward(const double* y, const double* dy, int64_t rows, int64
   }
 }
 
-void layer_norm(const double* x, const double* gamma, const double* beta, int64_t rows,
-                int64_t cols, float eps, double* y, double* mean, double* rstd) {
+void layer_norm(const double* x, const double* gamma, const double* beta, int64_t rows, int64_t cols, float eps,
+                double* y, double* mean, double* rstd) {
   for (int64_t r = 0; r < rows; ++r) {
     const double* xr = x + r * cols;
     double m = 0;
@@ -122,8 +123,10 @@ void reduce_scale(const double* x, int64_t rows, int64_t cols, double* y) {
     double amax = 0;
     bool any_nan = false;
     for (int64_t j = 0; j < cols; ++j) {
-      if (std::isnan(xr[j])) any_nan = true;
-      else amax = std::fmax(amax, std::fabs(xr[j]));
+      if (std::isnan(xr[j]))
+        any_nan = true;
+      else
+        amax = std::fmax(amax, std::fabs(xr[j]));
     }
     if (any_nan) amax = kNaN;  // amax propagates NaN, as torch.amax does
     for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = xr[j] / amax;

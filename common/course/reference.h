@@ -21,14 +21,13 @@ void log_softmax(const double* x, int64_t rows, int64_t cols, double* y);
 void softmax_backward(const double* y, const double* dy, int64_t rows, int64_t cols, double* dx);
 
 /// Log-softmax backward: dx = dy - exp(y) * sum(dy) per row, y the forward output.
-void log_softmax_backward(const double* y, const double* dy, int64_t rows, int64_t cols,
-                          double* dx);
+void log_softmax_backward(const double* y, const double* dy, int64_t rows, int64_t cols, double* dx);
 
 /// LayerNorm over the last dimension: y = (x - mean) * rstd * gamma + beta, with
 /// rstd = 1 / sqrt(var + eps), var the biased (population) variance, clamped at 0.
 /// mean and rstd are per row. eps is taken as the kernels take it: an fp32 value.
-void layer_norm(const double* x, const double* gamma, const double* beta, int64_t rows,
-                int64_t cols, float eps, double* y, double* mean, double* rstd);
+void layer_norm(const double* x, const double* gamma, const double* beta, int64_t rows, int64_t cols, float eps,
+                double* y, double* mean, double* rstd);
 
 /// ReduceScale: y = x / max(|x|) per row (PyTorch: `x / x.abs().amax(1, keepdim=True)`).
 void reduce_scale(const double* x, int64_t rows, int64_t cols, double* y);

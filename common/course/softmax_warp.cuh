@@ -115,7 +115,8 @@ void launch_softmax_warp(const Args& a, cudaStream_t stream) {
   // Two rows per group when a row gives each lane at most four loads: more loads in flight.
   constexpr int kRows = (kColsPerThread / kPack <= 4 && kColsPerThread <= 16) ? 2 : 1;
   constexpr int kRowsPerBlock = kWarpSoftmaxBlock / kWidth * kRows;
-  const auto blocks = static_cast<unsigned>(grid_blocks(a.rows, kRowsPerBlock, sm_count(), 2048 / kWarpSoftmaxBlock, 8));
+  const auto blocks =
+      static_cast<unsigned>(grid_blocks(a.rows, kRowsPerBlock, sm_count(), 2048 / kWarpSoftmaxBlock, 8));
   softmax_warp_kernel<T, Convert, kPack, kColsPerThread, kWidth, kRows>
       <<<blocks, kWarpSoftmaxBlock, 0, stream>>>(static_cast<const T*>(a.x), static_cast<T*>(a.y), a.rows, a.cols);
   CUDA_CHECK_LAUNCH();
@@ -145,8 +146,10 @@ void dispatch_wide(const Args& a, cudaStream_t stream) {
 
 template <typename T, typename Convert, int kPack>
 void dispatch_cols(const Args& a, cudaStream_t stream) {
-  if (a.cols <= 32 * kPack) dispatch_narrow<T, Convert, kPack, 1>(a, stream);
-  else dispatch_wide<T, Convert, kPack, 2 * kPack>(a, stream);
+  if (a.cols <= 32 * kPack)
+    dispatch_narrow<T, Convert, kPack, 1>(a, stream);
+  else
+    dispatch_wide<T, Convert, kPack, 2 * kPack>(a, stream);
 }
 /// [dispatch]
 

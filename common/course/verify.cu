@@ -1,9 +1,9 @@
+#include <sys/stat.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
-#include <sys/stat.h>
 
 #include "course/errors.h"
 #include "course/npy.h"
@@ -12,10 +12,10 @@
 namespace course {
 namespace {
 
-constexpr int64_t kGuard = 64;            // poisoned elements after each view, checked untouched
+constexpr int64_t kGuard = 64;              // poisoned elements after each view, checked untouched
 constexpr int64_t kCheckAllUpTo = 1 << 24;  // beyond this many elements, sample rows
-constexpr uint8_t kNaNPoison = 0xFF;      // NaN in f32, f16 and bf16
-constexpr uint8_t kFinitePoison = 0x7B;   // 1.3e36 (f32, bf16), 61280 (f16): finite, far off
+constexpr uint8_t kNaNPoison = 0xFF;        // NaN in f32, f16 and bf16
+constexpr uint8_t kFinitePoison = 0x7B;     // 1.3e36 (f32, bf16), 61280 (f16): finite, far off
 
 bool fits(const Variant& v, int64_t cols) { return v.limits.max_cols == 0 || cols <= v.limits.max_cols; }
 
@@ -54,8 +54,8 @@ std::vector<double> fetch_rows(const void* dev, DType t, int64_t cols, const std
   const int es = dtype_size(t);
   std::vector<char> raw(ids.size() * cols * es);
   for (size_t i = 0; i < ids.size(); ++i)
-    CUDA_CHECK(cudaMemcpy(raw.data() + i * cols * es, static_cast<const char*>(dev) + ids[i] * cols * es,
-                          cols * es, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(raw.data() + i * cols * es, static_cast<const char*>(dev) + ids[i] * cols * es, cols * es,
+                          cudaMemcpyDeviceToHost));
   std::vector<double> out(ids.size() * cols);
   for (size_t i = 0; i < out.size(); ++i) out[i] = load_as_double(raw.data(), t, int64_t(i));
   if (raw_out) *raw_out = std::move(raw);
@@ -66,8 +66,8 @@ std::vector<double> fetch_rows(const void* dev, DType t, int64_t cols, const std
 bool guards_intact(const View& v, int64_t offset, uint8_t pattern) {
   std::vector<uint8_t> head(offset * v.esize), tail(kGuard * v.esize);
   if (!head.empty()) CUDA_CHECK(cudaMemcpy(head.data(), v.buf.get(), head.size(), cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaMemcpy(tail.data(), static_cast<char*>(v.data) + v.elems * v.esize, tail.size(),
-                        cudaMemcpyDeviceToHost));
+  CUDA_CHECK(
+      cudaMemcpy(tail.data(), static_cast<char*>(v.data) + v.elems * v.esize, tail.size(), cudaMemcpyDeviceToHost));
   auto ok = [&](const std::vector<uint8_t>& b) {
     return std::all_of(b.begin(), b.end(), [&](uint8_t x) { return x == pattern; });
   };
@@ -76,9 +76,9 @@ bool guards_intact(const View& v, int64_t offset, uint8_t pattern) {
 
 std::string case_name(const Variant& v, const Case& c) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s/%s/%s rows=%lld cols=%lld seed=%llu offset=%lld", op_name(v.op),
-                v.kernel.c_str(), dtype_name(v.dtype), (long long)c.rows, (long long)c.cols,
-                (unsigned long long)c.seed, (long long)c.offset);
+  std::snprintf(buf, sizeof buf, "%s/%s/%s rows=%lld cols=%lld seed=%llu offset=%lld", op_name(v.op), v.kernel.c_str(),
+                dtype_name(v.dtype), (long long)c.rows, (long long)c.cols, (unsigned long long)c.seed,
+                (long long)c.offset);
   return buf;
 }
 
@@ -176,13 +176,12 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
     r = compare(got.data(), ref.data(), int64_t(ids.size()), c.cols, op_tolerance(v.op, v.dtype), ids.data());
   }
   char buf[160];
-  std::snprintf(buf, sizeof buf, "max_abs_err %.3g, max_rel_err %.3g over %lld elements%s",
-                r.max_abs_err, r.max_rel_err, (long long)r.checked,
-                ids.size() < size_t(c.rows) ? " (sampled rows)" : "");
+  std::snprintf(buf, sizeof buf, "max_abs_err %.3g, max_rel_err %.3g over %lld elements%s", r.max_abs_err,
+                r.max_rel_err, (long long)r.checked, ids.size() < size_t(c.rows) ? " (sampled rows)" : "");
   if (r.ok()) return {Outcome::pass, buf};
   char head[128];
-  std::snprintf(head, sizeof head, "%lld of %lld elements out of tolerance; first mismatches:\n",
-                (long long)r.failed, (long long)r.checked);
+  std::snprintf(head, sizeof head, "%lld of %lld elements out of tolerance; first mismatches:\n", (long long)r.failed,
+                (long long)r.checked);
   return {Outcome::fail, std::string(head) + describe(r) + "    (" + buf + ")"};
 }
 
@@ -204,8 +203,7 @@ Outcome expect_refusal(const Variant& v, Args a, cudaStream_t s) {
 
 std::vector<Case> suite_cases(const Variant& v, bool quick, bool large) {
   std::vector<Case> cs;
-  auto add = [&](int64_t r, int64_t c, std::string why, uint64_t seed = 1, int64_t off = 0,
-                 FillSpec f = {}) {
+  auto add = [&](int64_t r, int64_t c, std::string why, uint64_t seed = 1, int64_t off = 0, FillSpec f = {}) {
     if (fits(v, c)) cs.push_back({r, c, seed, off, f, std::move(why)});
   };
   if (large) {
@@ -219,9 +217,9 @@ std::vector<Case> suite_cases(const Variant& v, bool quick, bool large) {
     }
     return cs;
   }
-  const std::pair<int64_t, int64_t> shapes[] = {
-      {1, 1}, {1, 2}, {2, 1}, {7, 1}, {1, 31}, {3, 33}, {8, 8}, {64, 3}, {5, 127},
-      {13, 513}, {17, 1000}, {33, 1024}, {31, 1025}, {9, 2051}, {3, 4099}, {2, 12289}, {4, 32768}};
+  const std::pair<int64_t, int64_t> shapes[] = {{1, 1},     {1, 2},    {2, 1},    {7, 1},     {1, 31},    {3, 33},
+                                                {8, 8},     {64, 3},   {5, 127},  {13, 513},  {17, 1000}, {33, 1024},
+                                                {31, 1025}, {9, 2051}, {3, 4099}, {2, 12289}, {4, 32768}};
   for (auto [r, c] : shapes)
     if (!quick || r * c <= 20000) add(r, c, "irregular shape");
   if (!quick) {
@@ -245,8 +243,9 @@ std::vector<Case> suite_cases(const Variant& v, bool quick, bool large) {
   for (int64_t t : v.limits.thresholds)
     for (int64_t d : {-8, -1, 0, 1, 8})
       if (t + d >= 1)
-        add(33, t + d, "dispatch threshold " + std::to_string(t) +
-                           (d == 0 ? "" : (d < 0 ? " - " : " + ") + std::to_string(d < 0 ? -d : d)));
+        add(33, t + d,
+            "dispatch threshold " + std::to_string(t) +
+                (d == 0 ? "" : (d < 0 ? " - " : " + ") + std::to_string(d < 0 ? -d : d)));
   if (v.limits.max_cols > 0) {
     add(3, v.limits.max_cols - 1, "largest cols - 1");
     add(3, v.limits.max_cols, "largest cols");
@@ -264,8 +263,8 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
     std::fflush(stdout);
     (o.kind == Outcome::pass ? passed : o.kind == Outcome::fail ? failed : skipped)++;
   };
-  std::printf("%s on %s (%d SMs, sm_%d%d)\n", ch.id().c_str(), dev.name.c_str(), dev.sm_count,
-              dev.cc_major, dev.cc_minor);
+  std::printf("%s on %s (%d SMs, sm_%d%d)\n", ch.id().c_str(), dev.name.c_str(), dev.sm_count, dev.cc_major,
+              dev.cc_minor);
   int selected = 0;
   for (const Variant& v : ch.variants()) {
     if (!opt.kernel.empty() && v.kernel.find(opt.kernel) == std::string::npos) continue;
@@ -347,8 +346,9 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
              expect_refusal(v, args(1, v.limits.max_cols + 1, false, false), s));
   }
   CUDA_CHECK(cudaStreamDestroy(s));
-  if (selected == 0) throw UsageError("no variant matches --kernel '" + opt.kernel + "'" +
-                                      (opt.dtype ? std::string(" and --dtype ") + dtype_name(*opt.dtype) : ""));
+  if (selected == 0)
+    throw UsageError("no variant matches --kernel '" + opt.kernel + "'" +
+                     (opt.dtype ? std::string(" and --dtype ") + dtype_name(*opt.dtype) : ""));
   std::printf("%s: %d passed, %d failed, %d skipped\n", ch.id().c_str(), passed, failed, skipped);
   if (failed) return 1;
   return passed == 0 ? 77 : 0;

@@ -15,9 +15,9 @@ namespace course {
 struct Case {
   int64_t rows = 1, cols = 1;
   uint64_t seed = 1;
-  int64_t offset = 0;     ///< elements into every buffer: a misaligned view when not 0
-  FillSpec fill;          ///< seed is copied from `seed`
-  std::string why;        ///< what the case is for ("dispatch threshold 1024 + 1")
+  int64_t offset = 0;  ///< elements into every buffer: a misaligned view when not 0
+  FillSpec fill;       ///< seed is copied from `seed`
+  std::string why;     ///< what the case is for ("dispatch threshold 1024 + 1")
 };
 
 /// The suite's cases for a variant (its limits decide the boundary cases). `quick`: small

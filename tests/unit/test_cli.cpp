@@ -52,12 +52,12 @@ TEST(Cli, BadInputIsAUsageError) {
   EXPECT_THROW(parse({"--bogus"}), UsageError);
   EXPECT_THROW(parse({"--rows", "12x", "--cols", "3"}), UsageError);
   EXPECT_THROW(parse({"--rows", "99999999999999999999", "--cols", "3"}), UsageError);
-  EXPECT_THROW(parse({"--verify", "--rows"}), UsageError);              // missing value
-  EXPECT_THROW(parse({"--verify", "--rows", "3"}), UsageError);         // rows without cols
+  EXPECT_THROW(parse({"--verify", "--rows"}), UsageError);       // missing value
+  EXPECT_THROW(parse({"--verify", "--rows", "3"}), UsageError);  // rows without cols
   EXPECT_THROW(parse({"--dtype", "f64"}), UsageError);
-  EXPECT_THROW(parse({"--verify", "--list"}), UsageError);              // two modes
-  EXPECT_THROW(parse({"--save", "out"}), UsageError);                   // save needs a case
-  EXPECT_THROW(parse({"--verify", "--offset", "3"}), UsageError);       // offset needs a case
+  EXPECT_THROW(parse({"--verify", "--list"}), UsageError);         // two modes
+  EXPECT_THROW(parse({"--save", "out"}), UsageError);              // save needs a case
+  EXPECT_THROW(parse({"--verify", "--offset", "3"}), UsageError);  // offset needs a case
   EXPECT_THROW(parse({"--verify", "--benchmark_filter=x"}), UsageError);
   EXPECT_THROW(parse({"--verify=yes"}), UsageError);
   EXPECT_THROW(parse({"--offset", "-1"}), UsageError);
@@ -80,7 +80,7 @@ TEST(Cli, ErrorsNameTheArgument) {
 
 TEST(Cli, UsageMentionsEveryFlag) {
   std::string u = course::usage("chXX");
-  for (const char* f : {"--verify", "--rows", "--cols", "--dtype", "--seed", "--offset", "--save", "--list",
-                        "--quick", "--kernel", "--large"})
+  for (const char* f : {"--verify", "--rows", "--cols", "--dtype", "--seed", "--offset", "--save", "--list", "--quick",
+                        "--kernel", "--large"})
     EXPECT_NE(u.find(f), std::string::npos) << f;
 }

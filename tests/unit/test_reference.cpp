@@ -127,7 +127,7 @@ TEST(Reference, ElementwiseFunctors) {
 
 TEST(Reference, RoundToF16) {
   EXPECT_EQ(ref::round_to_f16(1.0), 1.0);
-  EXPECT_EQ(ref::round_to_f16(1.0 + std::ldexp(1, -11)), 1.0);                         // tie -> even
+  EXPECT_EQ(ref::round_to_f16(1.0 + std::ldexp(1, -11)), 1.0);                          // tie -> even
   EXPECT_EQ(ref::round_to_f16(1.0 + 3 * std::ldexp(1, -11)), 1.0 + std::ldexp(1, -9));  // tie -> even
   EXPECT_EQ(ref::round_to_f16(65504.0), 65504.0);
   EXPECT_EQ(ref::round_to_f16(65519.0), 65504.0);
@@ -141,7 +141,7 @@ TEST(Reference, RoundToF16) {
 }
 
 TEST(Reference, RoundToBf16) {
-  EXPECT_EQ(ref::round_to_bf16(1.0 + std::ldexp(1, -8)), 1.0);                          // tie -> even
+  EXPECT_EQ(ref::round_to_bf16(1.0 + std::ldexp(1, -8)), 1.0);  // tie -> even
   EXPECT_EQ(ref::round_to_bf16(1.0 + 3 * std::ldexp(1, -8)), 1.0 + std::ldexp(1, -6));
   const double max = std::ldexp(2.0 - std::ldexp(1, -7), 127);
   EXPECT_EQ(ref::round_to_bf16(max), max);
