@@ -28,6 +28,5 @@ int main(int argc, char** argv) {
   ch.add(Op::softmax, "warp", DType::f32, softmax_warp_scalar<float>, limits);
   ch.add(Op::softmax, "warp", DType::f16, softmax_warp_scalar<__half>, limits);
   ch.add(Op::softmax, "warp", DType::bf16, softmax_warp_scalar<__nv_bfloat16>, limits);
-  ch.set_sweep({{49152}, {32, 64, 128, 256, 512, 1024}});
   return ch.run(argc, argv);
 }

@@ -26,6 +26,5 @@ int main(int argc, char** argv) {
   ch.add(Op::softmax, "warp_pack", DType::f32, softmax_warp_pack<float>, limits);
   ch.add(Op::softmax, "warp_pack", DType::f16, softmax_warp_pack<__half>, limits);
   ch.add(Op::softmax, "warp_pack", DType::bf16, softmax_warp_pack<__nv_bfloat16>, limits);
-  ch.set_sweep({{49152}, {32, 64, 128, 256, 512, 1024}});
   return ch.run(argc, argv);
 }

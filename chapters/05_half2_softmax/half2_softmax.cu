@@ -76,6 +76,5 @@ int main(int argc, char** argv) {
       "f16/bf16 only; cols <= 1024; packs of 8 when cols and both pointers allow, narrower otherwise"};
   ch.add(Op::softmax, "warp_half2", DType::f16, softmax_warp_half2<__half>, limits);
   ch.add(Op::softmax, "warp_half2", DType::bf16, softmax_warp_half2<__nv_bfloat16>, limits);
-  ch.set_sweep({{49152}, {32, 64, 128, 256, 512, 1024}});
   return ch.run(argc, argv);
 }

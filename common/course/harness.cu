@@ -42,11 +42,16 @@ void print_list(const Chapter& ch) {
     std::string name = std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype);
     std::printf("  %-36s %s\n", name.c_str(), v.limits.text.c_str());
   }
+  // The sweep, narrowed (as the benchmarks are) to the cols some variant accepts.
   const Sweep& s = ch.sweep();
   std::printf("  sweep: rows");
   for (auto r : s.rows) std::printf(" %lld", (long long)r);
   std::printf("; cols");
-  for (auto c : s.cols) std::printf(" %lld", (long long)c);
+  for (auto c : s.cols) {
+    bool any = false;
+    for (const Variant& v : ch.variants()) any = any || v.limits.max_cols == 0 || c <= v.limits.max_cols;
+    if (any) std::printf(" %lld", (long long)c);
+  }
   std::printf("\n");
 }
 
