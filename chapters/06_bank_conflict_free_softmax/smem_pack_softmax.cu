@@ -1,0 +1,180 @@
+/// @file smem_pack_softmax.cu
+/// @brief Chapter 06: chapter 02's block-per-row kernel with packed loads, and the shared-memory
+/// layout that makes them conflict-free: element j of pack p stored at `j * num_packs + p`
+/// (transposed) rather than `p * N + j` (natural), plus a block size chosen from occupancy.
+#include <cub/block/block_reduce.cuh>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <string>
+
+#include "course/convert.cuh"
+#include "course/errors.h"
+#include "course/launch_math.h"
+#include "course/pack.cuh"
+#include "course/softmax_warp.cuh"  // ScalarConvert
+#include "smem_pack_softmax.cuh"
+
+namespace {
+
+struct MaxOp {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+/// [layout]
+// Where element j of pack p of the row lives in shared memory. Natural: the pack's elements side by
+// side, so in one store instruction lane l writes word l * N + j and lanes l and l + 32 / N fall in
+// the same bank (an N-way conflict). Transposed: lane l writes word j * num_packs + l, consecutive
+// words for consecutive lanes, one bank each.
+template <bool kTransposed, int kPack>
+__device__ __forceinline__ int64_t smem_index(int64_t p, int j, int64_t num_packs) {
+  return kTransposed ? int64_t(j) * num_packs + p : p * kPack + j;
+}
+/// [layout]
+
+template <typename T, int kPack, int kBlock, bool kTransposed>
+__global__ void __launch_bounds__(kBlock)
+    softmax_smem_pack_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
+  extern __shared__ float row[];
+  using BlockReduce = cub::BlockReduce<float, kBlock>;
+  __shared__ typename BlockReduce::TempStorage temp;
+  __shared__ float row_max, row_sum;
+  using Convert = course::ScalarConvert<T>;
+  const int64_t num_packs = cols / kPack;
+  const T* xr = x + int64_t(blockIdx.x) * cols;
+  T* yr = y + int64_t(blockIdx.x) * cols;
+
+  float m = -INFINITY;
+  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // read x once, in packs
+    float v[kPack];
+    Convert::to_floats(course::load_pack<T, kPack>(xr + p * kPack), v);
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) {
+      row[smem_index<kTransposed, kPack>(p, j, num_packs)] = v[j];
+      m = fmaxf(m, v[j]);
+    }
+  }
+  m = BlockReduce(temp).Reduce(m, MaxOp{});
+  if (threadIdx.x == 0) row_max = m;
+  __syncthreads();
+  m = row_max;
+
+  float s = 0;  // each thread revisits its own packs: no barrier needed before this pass
+  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) {
+      float& e = row[smem_index<kTransposed, kPack>(p, j, num_packs)];
+      e = expf(e - m);
+      s += e;
+    }
+  }
+  s = BlockReduce(temp).Sum(s);
+  if (threadIdx.x == 0) row_sum = s;
+  __syncthreads();
+  const float inv = 1.0f / row_sum;
+
+  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // write y once, in packs
+    float out[kPack];
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) out[j] = row[smem_index<kTransposed, kPack>(p, j, num_packs)] * inv;
+    course::Pack<T, kPack> pk;
+    Convert::from_floats(out, pk);
+    course::store_pack<T, kPack>(yr + p * kPack, pk);
+  }
+}
+
+template <typename T, int kPack, int kBlock, bool kTransposed>
+auto kernel_ptr() {
+  return softmax_smem_pack_kernel<T, kPack, kBlock, kTransposed>;
+}
+
+// Static shared memory of one instantiation; the first call also lets it use the device's whole
+// opt-in shared memory (needed before the occupancy query can consider rows past 48 KB).
+template <typename T, int kPack, int kBlock, bool kTransposed>
+size_t prepare() {
+  static const size_t static_bytes = [] {
+    cudaFuncAttributes attr;
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel_ptr<T, kPack, kBlock, kTransposed>()));
+    int dev = 0, optin = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel_ptr<T, kPack, kBlock, kTransposed>(),
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, optin - int(attr.sharedSizeBytes)));
+    return attr.sharedSizeBytes;
+  }();
+  return static_bytes;
+}
+
+// Resident threads per SM with a kBlock-thread block and smem bytes of row cache.
+template <typename T, int kPack, int kBlock, bool kTransposed>
+int resident_threads(size_t smem) {
+  prepare<T, kPack, kBlock, kTransposed>();
+  int blocks = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_ptr<T, kPack, kBlock, kTransposed>(),
+                                                           kBlock, smem));
+  return blocks * kBlock;
+}
+
+template <typename T, int kPack, int kBlock, bool kTransposed>
+void launch(const course::Args& a, size_t smem, cudaStream_t stream) {
+  prepare<T, kPack, kBlock, kTransposed>();
+  kernel_ptr<T, kPack, kBlock, kTransposed>()<<<unsigned(a.rows), kBlock, smem, stream>>>(
+      static_cast<const T*>(a.x), static_cast<T*>(a.y), a.cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+/// [block_size]
+// The block size with the most resident threads per SM for this row length (the row's shared
+// memory is what limits it); on a tie, the larger block: fewer blocks share the SM's reductions.
+template <typename T, int kPack, bool kTransposed>
+void dispatch_block(const course::Args& a, cudaStream_t stream) {
+  const size_t smem = size_t(a.cols) * sizeof(float);
+  const int t128 = resident_threads<T, kPack, 128, kTransposed>(smem);
+  const int t256 = resident_threads<T, kPack, 256, kTransposed>(smem);
+  const int t512 = resident_threads<T, kPack, 512, kTransposed>(smem);
+  const int t1024 = resident_threads<T, kPack, 1024, kTransposed>(smem);
+  const int best = std::max(std::max(t128, t256), std::max(t512, t1024));
+  course::require(best > 0, "cols = ", a.cols, ": no block size fits its shared memory on this GPU");
+  if (t1024 == best) return launch<T, kPack, 1024, kTransposed>(a, smem, stream);
+  if (t512 == best) return launch<T, kPack, 512, kTransposed>(a, smem, stream);
+  if (t256 == best) return launch<T, kPack, 256, kTransposed>(a, smem, stream);
+  launch<T, kPack, 128, kTransposed>(a, smem, stream);
+}
+/// [block_size]
+
+}  // namespace
+
+template <typename T>
+int64_t smem_pack_softmax_max_cols() {
+  int dev = 0, optin = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  constexpr int kMaxPack = 16 / sizeof(T);  // the largest static part: 1024 threads, widest pack
+  return (int64_t(optin) - int64_t(prepare<T, kMaxPack, 1024, true>())) / int64_t(sizeof(float));
+}
+
+template <typename T, bool kTransposed>
+void softmax_smem_pack(const course::Args& a, cudaStream_t stream) {
+  const int64_t max_cols = smem_pack_softmax_max_cols<T>();
+  const std::string limit = "the row must fit in shared memory: cols <= " + std::to_string(max_cols) + " on this GPU";
+  if (!course::check_rowwise_args(a, max_cols, limit.c_str())) return;
+  course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks");
+  const int pack = course::max_aligned_pack(sizeof(T), 16 / sizeof(T), a.cols, {a.x, a.y});
+  if constexpr (sizeof(T) == 2) {
+    if (pack == 8) return dispatch_block<T, 8, kTransposed>(a, stream);
+  }
+  if (pack == 4) return dispatch_block<T, 4, kTransposed>(a, stream);
+  if (pack == 2) return dispatch_block<T, 2, kTransposed>(a, stream);
+  dispatch_block<T, 1, kTransposed>(a, stream);
+}
+
+#define INSTANTIATE(T)                                                             \
+  template void softmax_smem_pack<T, false>(const course::Args&, cudaStream_t);  \
+  template void softmax_smem_pack<T, true>(const course::Args&, cudaStream_t);   \
+  template int64_t smem_pack_softmax_max_cols<T>();
+INSTANTIATE(float)
+INSTANTIATE(__half)
+INSTANTIATE(__nv_bfloat16)
