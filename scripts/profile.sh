@@ -1,5 +1,6 @@
 #!/bin/bash
-# profile.sh OUTDIR [ROWS COLS]: the profiler evidence of each chapter, as data.
+# profile.sh OUTDIR [ROWS COLS [CHAPTER...]]: the profiler evidence of each chapter (or of the
+# chapters named, e.g. ch06), as data.
 # Runs every chapter's single-case check (49152 x 1024 by default: a shape every softmax chapter
 # supports) in f32 and f16 where the chapter has them, under Nsight Compute with the clocks left
 # as they are, and keeps a small metric set per kernel launch in OUTDIR/<chapter>.ncu.csv:
@@ -10,6 +11,8 @@ set -uo pipefail
 out=$1
 rows=${2:-49152}
 cols=${3:-1024}
+shift $(( $# < 3 ? $# : 3 ))
+only=("$@")
 root=$(cd "$(dirname "$0")/.." && pwd)
 base=(gpu__time_duration.sum dram__bytes_read.sum dram__bytes_write.sum
       dram__throughput.avg.pct_of_peak_sustained_elapsed sm__warps_active.avg.pct_of_peak_sustained_active
@@ -21,6 +24,11 @@ extra=(smsp__sass_inst_executed_op_global_ld.sum smsp__sass_inst_executed_op_glo
 mkdir -p "$out"
 for exe in "$root"/bin/ch[0-9][0-9]_*; do
   name=$(basename "$exe")
+  if [ ${#only[@]} -gt 0 ]; then
+    keep=0
+    for c in "${only[@]}"; do case "$name" in "$c"|"$c"_*) keep=1 ;; esac; done
+    [ $keep -eq 1 ] || continue
+  fi
   csv="$out/$name.ncu.csv"
   echo "# shape: rows=$rows cols=$cols" > "$csv"
   for dtype in f32 f16; do

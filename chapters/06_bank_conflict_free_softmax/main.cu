@@ -19,8 +19,9 @@ course::Limits limits() {
 
 template <typename T>
 void add(course::Chapter& ch, course::DType t) {
-  ch.add(course::Op::softmax, "smem_natural", t, softmax_smem_pack<T, false>, limits<T>());
-  ch.add(course::Op::softmax, "smem_transposed", t, softmax_smem_pack<T, true>, limits<T>());
+  ch.add(course::Op::softmax, "smem_natural", t, softmax_smem_natural<T>, limits<T>());
+  ch.add(course::Op::softmax, "smem_transposed", t, softmax_smem_transposed<T>, limits<T>());
+  ch.add(course::Op::softmax, "smem_transposed16", t, softmax_smem_transposed16<T>, limits<T>());
 }
 }  // namespace
 

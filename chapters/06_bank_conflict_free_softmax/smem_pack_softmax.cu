@@ -22,20 +22,35 @@ struct MaxOp {
 };
 
 /// [layout]
-// Where element j of pack p of the row lives in shared memory. Natural: the pack's elements side by
-// side, so in one store instruction lane l writes word l * N + j and lanes l and l + 32 / N fall in
-// the same bank (an N-way conflict). Transposed: lane l writes word j * num_packs + l, consecutive
-// words for consecutive lanes, one bank each.
-template <bool kTransposed, int kPack>
+// Where element j of pack p of the row lives in shared memory (num_packs packs of kPack elements).
+//  natural:       p * kPack + j. A thread's pack is contiguous. With 4 floats (16 bytes) per thread
+//                 the compiler issues one 16-byte store, which the hardware serves a quarter-warp at
+//                 a time: no conflict. With 8 floats (f16/bf16 packs of 8 cached as fp32) lane l's
+//                 first 16 bytes sit 32 bytes after lane l - 1's: two lanes per bank, a conflict.
+//  transposed:    j * num_packs + p. Consecutive lanes write consecutive words: never a conflict,
+//                 but every element is its own 4-byte shared-memory instruction.
+//  transposed16:  the same in 16-byte chunks: chunk c = j / 4 of pack p at (c * num_packs + p) * 4.
+//                 Conflict-free and one instruction per 4 floats; for packs of <= 4 floats it is the
+//                 natural layout.
+enum class Layout { natural, transposed, transposed16 };
+
+template <Layout kLayout, int kPack>
 __device__ __forceinline__ int64_t smem_index(int64_t p, int j, int64_t num_packs) {
-  return kTransposed ? int64_t(j) * num_packs + p : p * kPack + j;
+  if constexpr (kLayout == Layout::natural) {
+    return p * kPack + j;
+  } else if constexpr (kLayout == Layout::transposed) {
+    return int64_t(j) * num_packs + p;
+  } else {
+    constexpr int kChunk = kPack < 4 ? kPack : 4;
+    return (int64_t(j / kChunk) * num_packs + p) * kChunk + j % kChunk;
+  }
 }
 /// [layout]
 
-template <typename T, int kPack, int kBlock, bool kTransposed>
+template <typename T, int kPack, int kBlock, Layout kLayout>
 __global__ void __launch_bounds__(kBlock)
     softmax_smem_pack_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
-  extern __shared__ float row[];
+  extern __shared__ __align__(16) float row[];
   using BlockReduce = cub::BlockReduce<float, kBlock>;
   __shared__ typename BlockReduce::TempStorage temp;
   __shared__ float row_max, row_sum;
@@ -50,7 +65,7 @@ __global__ void __launch_bounds__(kBlock)
     Convert::to_floats(course::load_pack<T, kPack>(xr + p * kPack), v);
 #pragma unroll
     for (int j = 0; j < kPack; ++j) {
-      row[smem_index<kTransposed, kPack>(p, j, num_packs)] = v[j];
+      row[smem_index<kLayout, kPack>(p, j, num_packs)] = v[j];
       m = fmaxf(m, v[j]);
     }
   }
@@ -63,7 +78,7 @@ __global__ void __launch_bounds__(kBlock)
   for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
 #pragma unroll
     for (int j = 0; j < kPack; ++j) {
-      float& e = row[smem_index<kTransposed, kPack>(p, j, num_packs)];
+      float& e = row[smem_index<kLayout, kPack>(p, j, num_packs)];
       e = expf(e - m);
       s += e;
     }
@@ -76,29 +91,29 @@ __global__ void __launch_bounds__(kBlock)
   for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // write y once, in packs
     float out[kPack];
 #pragma unroll
-    for (int j = 0; j < kPack; ++j) out[j] = row[smem_index<kTransposed, kPack>(p, j, num_packs)] * inv;
+    for (int j = 0; j < kPack; ++j) out[j] = row[smem_index<kLayout, kPack>(p, j, num_packs)] * inv;
     course::Pack<T, kPack> pk;
     Convert::from_floats(out, pk);
     course::store_pack<T, kPack>(yr + p * kPack, pk);
   }
 }
 
-template <typename T, int kPack, int kBlock, bool kTransposed>
+template <typename T, int kPack, int kBlock, Layout kLayout>
 auto kernel_ptr() {
-  return softmax_smem_pack_kernel<T, kPack, kBlock, kTransposed>;
+  return softmax_smem_pack_kernel<T, kPack, kBlock, kLayout>;
 }
 
 // Static shared memory of one instantiation; the first call also lets it use the device's whole
 // opt-in shared memory (needed before the occupancy query can consider rows past 48 KB).
-template <typename T, int kPack, int kBlock, bool kTransposed>
+template <typename T, int kPack, int kBlock, Layout kLayout>
 size_t prepare() {
   static const size_t static_bytes = [] {
     cudaFuncAttributes attr;
-    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel_ptr<T, kPack, kBlock, kTransposed>()));
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel_ptr<T, kPack, kBlock, kLayout>()));
     int dev = 0, optin = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    CUDA_CHECK(cudaFuncSetAttribute(kernel_ptr<T, kPack, kBlock, kTransposed>(),
+    CUDA_CHECK(cudaFuncSetAttribute(kernel_ptr<T, kPack, kBlock, kLayout>(),
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, optin - int(attr.sharedSizeBytes)));
     return attr.sharedSizeBytes;
   }();
@@ -106,39 +121,42 @@ size_t prepare() {
 }
 
 // Resident threads per SM with a kBlock-thread block and smem bytes of row cache.
-template <typename T, int kPack, int kBlock, bool kTransposed>
+template <typename T, int kPack, int kBlock, Layout kLayout>
 int resident_threads(size_t smem) {
-  prepare<T, kPack, kBlock, kTransposed>();
+  prepare<T, kPack, kBlock, kLayout>();
   int blocks = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_ptr<T, kPack, kBlock, kTransposed>(),
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_ptr<T, kPack, kBlock, kLayout>(),
                                                            kBlock, smem));
   return blocks * kBlock;
 }
 
-template <typename T, int kPack, int kBlock, bool kTransposed>
+template <typename T, int kPack, int kBlock, Layout kLayout>
 void launch(const course::Args& a, size_t smem, cudaStream_t stream) {
-  prepare<T, kPack, kBlock, kTransposed>();
-  kernel_ptr<T, kPack, kBlock, kTransposed>()<<<unsigned(a.rows), kBlock, smem, stream>>>(
+  prepare<T, kPack, kBlock, kLayout>();
+  kernel_ptr<T, kPack, kBlock, kLayout>()<<<unsigned(a.rows), kBlock, smem, stream>>>(
       static_cast<const T*>(a.x), static_cast<T*>(a.y), a.cols);
   CUDA_CHECK_LAUNCH();
 }
 
 /// [block_size]
-// The block size with the most resident threads per SM for this row length (the row's shared
-// memory is what limits it); on a tie, the larger block: fewer blocks share the SM's reductions.
-template <typename T, int kPack, bool kTransposed>
+// Among the block sizes that have work for every thread (no more threads than packs, 128 at least),
+// the one with the most resident threads per SM for this row's shared memory; on a tie, the larger
+// block (fewer blocks per SM share its reductions).
+template <typename T, int kPack, Layout kLayout>
 void dispatch_block(const course::Args& a, cudaStream_t stream) {
   const size_t smem = size_t(a.cols) * sizeof(float);
-  const int t128 = resident_threads<T, kPack, 128, kTransposed>(smem);
-  const int t256 = resident_threads<T, kPack, 256, kTransposed>(smem);
-  const int t512 = resident_threads<T, kPack, 512, kTransposed>(smem);
-  const int t1024 = resident_threads<T, kPack, 1024, kTransposed>(smem);
+  const int64_t num_packs = a.cols / kPack;
+  auto usable = [&](int block) { return block == 128 || block <= num_packs; };
+  const int t128 = resident_threads<T, kPack, 128, kLayout>(smem);
+  const int t256 = usable(256) ? resident_threads<T, kPack, 256, kLayout>(smem) : 0;
+  const int t512 = usable(512) ? resident_threads<T, kPack, 512, kLayout>(smem) : 0;
+  const int t1024 = usable(1024) ? resident_threads<T, kPack, 1024, kLayout>(smem) : 0;
   const int best = std::max(std::max(t128, t256), std::max(t512, t1024));
   course::require(best > 0, "cols = ", a.cols, ": no block size fits its shared memory on this GPU");
-  if (t1024 == best) return launch<T, kPack, 1024, kTransposed>(a, smem, stream);
-  if (t512 == best) return launch<T, kPack, 512, kTransposed>(a, smem, stream);
-  if (t256 == best) return launch<T, kPack, 256, kTransposed>(a, smem, stream);
-  launch<T, kPack, 128, kTransposed>(a, smem, stream);
+  if (t1024 == best) return launch<T, kPack, 1024, kLayout>(a, smem, stream);
+  if (t512 == best) return launch<T, kPack, 512, kLayout>(a, smem, stream);
+  if (t256 == best) return launch<T, kPack, 256, kLayout>(a, smem, stream);
+  launch<T, kPack, 128, kLayout>(a, smem, stream);
 }
 /// [block_size]
 
@@ -153,27 +171,37 @@ int64_t smem_pack_softmax_max_cols() {
     return 0;
   }
   constexpr int kMaxPack = 16 / sizeof(T);  // the largest static part: 1024 threads, widest pack
-  return (int64_t(optin) - int64_t(prepare<T, kMaxPack, 1024, true>())) / int64_t(sizeof(float));
+  return (int64_t(optin) - int64_t(prepare<T, kMaxPack, 1024, Layout::natural>())) / int64_t(sizeof(float));
 }
 
-template <typename T, bool kTransposed>
-void softmax_smem_pack(const course::Args& a, cudaStream_t stream) {
+template <typename T, Layout kLayout>
+void softmax_smem_pack_impl(const course::Args& a, cudaStream_t stream) {
   const int64_t max_cols = smem_pack_softmax_max_cols<T>();
   const std::string limit = "the row must fit in shared memory: cols <= " + std::to_string(max_cols) + " on this GPU";
   if (!course::check_rowwise_args(a, max_cols, limit.c_str())) return;
   course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks");
   const int pack = course::max_aligned_pack(sizeof(T), 16 / sizeof(T), a.cols, {a.x, a.y});
   if constexpr (sizeof(T) == 2) {
-    if (pack == 8) return dispatch_block<T, 8, kTransposed>(a, stream);
+    if (pack == 8) return dispatch_block<T, 8, kLayout>(a, stream);
   }
-  if (pack == 4) return dispatch_block<T, 4, kTransposed>(a, stream);
-  if (pack == 2) return dispatch_block<T, 2, kTransposed>(a, stream);
-  dispatch_block<T, 1, kTransposed>(a, stream);
+  if (pack == 4) return dispatch_block<T, 4, kLayout>(a, stream);
+  if (pack == 2) return dispatch_block<T, 2, kLayout>(a, stream);
+  dispatch_block<T, 1, kLayout>(a, stream);
 }
 
-#define INSTANTIATE(T)                                                             \
-  template void softmax_smem_pack<T, false>(const course::Args&, cudaStream_t);  \
-  template void softmax_smem_pack<T, true>(const course::Args&, cudaStream_t);   \
+template <typename T>
+void softmax_smem_natural(const course::Args& a, cudaStream_t s) { softmax_smem_pack_impl<T, Layout::natural>(a, s); }
+template <typename T>
+void softmax_smem_transposed(const course::Args& a, cudaStream_t s) { softmax_smem_pack_impl<T, Layout::transposed>(a, s); }
+template <typename T>
+void softmax_smem_transposed16(const course::Args& a, cudaStream_t s) {
+  softmax_smem_pack_impl<T, Layout::transposed16>(a, s);
+}
+
+#define INSTANTIATE(T)                                                           \
+  template void softmax_smem_natural<T>(const course::Args&, cudaStream_t);      \
+  template void softmax_smem_transposed<T>(const course::Args&, cudaStream_t);   \
+  template void softmax_smem_transposed16<T>(const course::Args&, cudaStream_t); \
   template int64_t smem_pack_softmax_max_cols<T>();
 INSTANTIATE(float)
 INSTANTIATE(__half)
