@@ -15,7 +15,14 @@
 #include "course/softmax_warp.cuh"  // ScalarConvert
 #include "smem_pack_softmax.cuh"
 
+#ifndef COURSE_CH06_MIN_PACKS_PER_THREAD
+#define COURSE_CH06_MIN_PACKS_PER_THREAD 1
+#endif
+
 namespace {
+
+// Packs each thread must have for a block size to be a candidate (1: any block with work for all).
+constexpr int64_t kMinPacksPerThread = COURSE_CH06_MIN_PACKS_PER_THREAD;
 
 struct MaxOp {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
@@ -146,7 +153,7 @@ template <typename T, int kPack, Layout kLayout>
 void dispatch_block(const course::Args& a, cudaStream_t stream) {
   const size_t smem = size_t(a.cols) * sizeof(float);
   const int64_t num_packs = a.cols / kPack;
-  auto usable = [&](int block) { return block == 128 || block <= num_packs; };
+  auto usable = [&](int block) { return block == 128 || int64_t(block) * kMinPacksPerThread <= num_packs; };
   const int t128 = resident_threads<T, kPack, 128, kLayout>(smem);
   const int t256 = usable(256) ? resident_threads<T, kPack, 256, kLayout>(smem) : 0;
   const int t512 = usable(512) ? resident_threads<T, kPack, 512, kLayout>(smem) : 0;
