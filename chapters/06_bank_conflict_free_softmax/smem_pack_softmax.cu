@@ -15,14 +15,12 @@
 #include "course/softmax_warp.cuh"  // ScalarConvert
 #include "smem_pack_softmax.cuh"
 
-#ifndef COURSE_CH06_MIN_PACKS_PER_THREAD
-#define COURSE_CH06_MIN_PACKS_PER_THREAD 1
-#endif
-
 namespace {
 
-// Packs each thread must have for a block size to be a candidate (1: any block with work for all).
-constexpr int64_t kMinPacksPerThread = COURSE_CH06_MIN_PACKS_PER_THREAD;
+// Packs each thread must have for a block size to be a candidate. With one pack per thread, each
+// thread has a single 16-byte load in flight and the block's barriers serialize the rest: 4 packs
+// keep several loads in flight (exercise 2 of the lesson measures 1, 2, 4 and 8).
+constexpr int64_t kMinPacksPerThread = 4;
 
 struct MaxOp {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
@@ -146,9 +144,9 @@ void launch(const course::Args& a, size_t smem, cudaStream_t stream) {
 }
 
 /// [block_size]
-// Among the block sizes that have work for every thread (no more threads than packs, 128 at least),
-// the one with the most resident threads per SM for this row's shared memory; on a tie, the larger
-// block (fewer blocks per SM share its reductions).
+// Among the block sizes that give every thread at least kMinPacksPerThread packs (128 threads is
+// always a candidate), the one with the most resident threads per SM for this row's shared memory
+// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); on a tie, the larger block.
 template <typename T, int kPack, Layout kLayout>
 void dispatch_block(const course::Args& a, cudaStream_t stream) {
   const size_t smem = size_t(a.cols) * sizeof(float);
