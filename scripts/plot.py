@@ -198,7 +198,10 @@ def short_kernel_name(full):
         op = "max" if "Max>" in base else "sum" if "plus" in base else ""
         return f"{head} ({op})" if op else head
     if "<" in base:
-        first = base[len(head) + 1:].split(",")[0].split(">")[0].strip()
+        targs = base[len(head) + 1:].rsplit(">", 1)[0]
+        if len(targs) <= 40:  # short argument lists in full: <f16, 8, 128, 2>
+            return f"{head}<{', '.join(TYPE_NAMES.get(a.strip(), a.strip()) for a in targs.split(','))}>"
+        first = targs.split(",")[0].split(">")[0].strip()
         return f"{head}<{TYPE_NAMES.get(first, first)}>"
     return head
 
