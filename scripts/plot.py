@@ -295,7 +295,7 @@ def fmt_vs_copy(ch, copy_ch):
 
 
 VS_COPY_RE = re.compile(r"(<!-- vs_copy (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /vs_copy -->)", re.S)
-PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
+PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>[\w.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
 VALUE_RE = re.compile(r"(<!-- value (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)(?: (?P<gpu>[\w-]+))? -->)"
                       r"(.*?)(<!-- /value -->)", re.S)

@@ -162,36 +162,39 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   static Context ctx;
   ctx = {l2.get(), s, copy_bps, opt.quick ? kQuickIterations : kIterations};
 
-  Sweep sw = opt.quick ? quick_sweep() : ch.sweep();
-  if (opt.rows) sw = Sweep{{*opt.rows}, {*opt.cols}};
+  std::vector<Sweep> sweeps = opt.quick ? std::vector<Sweep>{quick_sweep()} : ch.sweeps();
+  if (opt.rows) sweeps = {Sweep{{*opt.rows}, {*opt.cols}}};
   size_t free_b, total_b;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   int registered = 0, skipped = 0;
   for (const Variant& v : ch.variants()) {
     if (!opt.kernel.empty() && v.kernel.find(opt.kernel) == std::string::npos) continue;
     if (opt.dtype && *opt.dtype != v.dtype) continue;
-    for (int64_t rows : sw.rows) {
-      for (int64_t cols : sw.cols) {
-        if (v.limits.max_cols > 0 && cols > v.limits.max_cols) continue;  // the chapter narrows
-        std::string name = std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype) +
-                           "/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols);
-        const int64_t es = dtype_size(v.dtype);
-        double need = double(2 * (rows * cols + opt.offset) * es) +
-                      double(v.workspace ? v.workspace(rows, cols, v.dtype) : 0) + 256e6;
-        if (need > double(free_b)) {
-          std::fprintf(stderr, "note: skipping %s: needs %s of GPU memory, %s free\n", name.c_str(),
-                       human_bytes(need).c_str(), human_bytes(double(free_b)).c_str());
-          ++skipped;
-          continue;
+    for (const Sweep& sw : sweeps) {
+      for (int64_t rows : sw.rows) {
+        for (int64_t cols : sw.cols) {
+          if (v.limits.max_cols > 0 && cols > v.limits.max_cols) continue;  // the chapter narrows
+          std::string name = std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype) +
+                             "/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols);
+          const int64_t es = dtype_size(v.dtype);
+          double need = double(2 * (rows * cols + opt.offset) * es) +
+                        double(v.workspace ? v.workspace(rows, cols, v.dtype) : 0) + 256e6;
+          if (need > double(free_b)) {
+            std::fprintf(stderr, "note: skipping %s: needs %s of GPU memory, %s free\n", name.c_str(),
+                         human_bytes(need).c_str(), human_bytes(double(free_b)).c_str());
+            ++skipped;
+            continue;
+          }
+          const Variant* vp = &v;
+          const int64_t off = opt.offset;
+          benchmark::RegisterBenchmark(
+              name.c_str(),
+              [vp, rows, cols, off](benchmark::State& st) { bench_variant(st, *vp, rows, cols, off, ctx); })
+              ->UseManualTime()
+              ->Iterations(ctx.iterations)
+              ->Unit(benchmark::kMicrosecond);
+          ++registered;
         }
-        const Variant* vp = &v;
-        const int64_t off = opt.offset;
-        benchmark::RegisterBenchmark(
-            name.c_str(), [vp, rows, cols, off](benchmark::State& st) { bench_variant(st, *vp, rows, cols, off, ctx); })
-            ->UseManualTime()
-            ->Iterations(ctx.iterations)
-            ->Unit(benchmark::kMicrosecond);
-        ++registered;
       }
     }
   }

@@ -12,10 +12,12 @@ Sweep standard_sweep() {
   return {{49152}, {32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 32768}};
 }
 
+Sweep long_row_sweep() { return {{128}, {2048, 8192, 32768, 131072, 524288, 2097152, 4194304}}; }
+
 Sweep quick_sweep() { return {{49152}, {128, 1024, 4096}}; }
 
 Chapter::Chapter(std::string id, std::string title)
-    : id_(std::move(id)), title_(std::move(title)), sweep_(standard_sweep()) {}
+    : id_(std::move(id)), title_(std::move(title)), sweeps_{standard_sweep()} {}
 
 void Chapter::add(Op op, std::string kernel, DType dtype, Launcher launch, Limits limits, WorkspaceFn workspace) {
   variants_.push_back({op, std::move(kernel), dtype, std::move(launch), std::move(limits), std::move(workspace)});
@@ -42,17 +44,18 @@ void print_list(const Chapter& ch) {
     std::string name = std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype);
     std::printf("  %-36s %s\n", name.c_str(), v.limits.text.c_str());
   }
-  // The sweep, narrowed (as the benchmarks are) to the cols some variant accepts.
-  const Sweep& s = ch.sweep();
-  std::printf("  sweep: rows");
-  for (auto r : s.rows) std::printf(" %lld", (long long)r);
-  std::printf("; cols");
-  for (auto c : s.cols) {
-    bool any = false;
-    for (const Variant& v : ch.variants()) any = any || v.limits.max_cols == 0 || c <= v.limits.max_cols;
-    if (any) std::printf(" %lld", (long long)c);
+  // The sweeps, narrowed (as the benchmarks are) to the cols some variant accepts.
+  for (const Sweep& s : ch.sweeps()) {
+    std::printf("  sweep: rows");
+    for (auto r : s.rows) std::printf(" %lld", (long long)r);
+    std::printf("; cols");
+    for (auto c : s.cols) {
+      bool any = false;
+      for (const Variant& v : ch.variants()) any = any || v.limits.max_cols == 0 || c <= v.limits.max_cols;
+      if (any) std::printf(" %lld", (long long)c);
+    }
+    std::printf("\n");
   }
-  std::printf("\n");
 }
 
 }  // namespace

@@ -76,6 +76,9 @@ struct Sweep {
 /// The standard sweep: rows 49152 (BERT-base attention, 32 x 12 x 128), cols 32..32768
 /// (powers of two plus 1536, 3072, 6144, 12288).
 Sweep standard_sweep();
+/// Few long rows (rows 128, cols 2048 to 4194304): the shapes where one block per row leaves the
+/// GPU half empty and the row does not fit on chip.
+Sweep long_row_sweep();
 /// The quick sweep (--quick): a handful of shapes that run in seconds on any card.
 Sweep quick_sweep();
 
@@ -88,8 +91,8 @@ class Chapter {
   /// Registers a kernel variant.
   void add(Op op, std::string kernel, DType dtype, Launcher launch, Limits limits = {}, WorkspaceFn workspace = {});
 
-  /// Replaces the benchmark sweep (default: standard_sweep()).
-  void set_sweep(Sweep sweep) { sweep_ = std::move(sweep); }
+  /// Adds a second set of shapes to the benchmark sweep (the standard sweep is always there).
+  void add_sweep(Sweep sweep) { sweeps_.push_back(std::move(sweep)); }
 
   /// Parses the command line and does what it asks. Returns the process exit code:
   /// 0 ok, 1 a verification failed, 2 bad arguments, 77 no GPU.
@@ -98,12 +101,12 @@ class Chapter {
   const std::string& id() const { return id_; }
   const std::string& title() const { return title_; }
   const std::vector<Variant>& variants() const { return variants_; }
-  const Sweep& sweep() const { return sweep_; }
+  const std::vector<Sweep>& sweeps() const { return sweeps_; }
 
  private:
   std::string id_, title_;
   std::vector<Variant> variants_;
-  Sweep sweep_;
+  std::vector<Sweep> sweeps_;
 };
 
 }  // namespace course
