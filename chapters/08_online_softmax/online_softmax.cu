@@ -1,0 +1,134 @@
+/// @file online_softmax.cu
+/// @brief Chapter 08: chapter 07's uncached kernel with the max and the sum found in one pass.
+/// Each thread keeps a running (max m, sum d) and rescales d whenever m grows; threads, warps and
+/// the block merge their pairs with d = d_a * exp(m_a - m) + d_b * exp(m_b - m). The row is read
+/// twice instead of three times.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "course/convert.cuh"
+#include "course/errors.h"
+#include "course/harness.h"
+#include "course/launch_math.h"
+#include "course/pack.cuh"
+#include "course/softmax_warp.cuh"  // ScalarConvert
+
+namespace {
+
+constexpr int kBlock = 1024;
+
+/// [merge]
+// (m, d): the largest value seen and the sum of exp(x - m) over the values seen. Merging two of
+// them rescales each sum to the common maximum. An empty side (m = -inf, d = 0) changes nothing;
+// two empty sides stay empty rather than computing exp(-inf - -inf) = NaN.
+struct MaxSum {
+  float m = -INFINITY;
+  float d = 0.0f;
+};
+
+__device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
+  const float m = fmaxf(a.m, b.m);
+  if (m == -INFINITY) return a;
+  return {m, a.d * expf(a.m - m) + b.d * expf(b.m - m)};
+}
+
+// Every lane of the warp gets the warp's merged pair.
+__device__ __forceinline__ MaxSum warp_merge(MaxSum v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const MaxSum o{__shfl_xor_sync(0xffffffffu, v.m, offset), __shfl_xor_sync(0xffffffffu, v.d, offset)};
+    v = merge(v, o);
+  }
+  return v;
+}
+
+// Every thread of the block gets the block's merged pair: warps merge, warp 0 merges the warps.
+__device__ MaxSum block_merge(MaxSum v) {
+  __shared__ MaxSum warp_result[kBlock / 32];
+  __shared__ MaxSum block_result;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_merge(v);
+  if (lane == 0) warp_result[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < kBlock / 32 ? warp_result[lane] : MaxSum{};
+    v = warp_merge(v);
+    if (lane == 0) block_result = v;
+  }
+  __syncthreads();
+  return block_result;
+}
+/// [merge]
+
+/// [kernel]
+template <typename T, int kPack>
+__global__ void __launch_bounds__(kBlock)
+    softmax_online_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
+  using Convert = course::ScalarConvert<T>;
+  const int64_t num_packs = cols / kPack;
+  const T* xr = x + int64_t(blockIdx.x) * cols;
+  T* yr = y + int64_t(blockIdx.x) * cols;
+
+  MaxSum t;  // pass 1: max and sum together, one rescale per pack
+  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
+    float v[kPack];
+    Convert::to_floats(course::load_pack<T, kPack>(xr + p * kPack), v);
+    float pack_max = v[0];
+#pragma unroll
+    for (int j = 1; j < kPack; ++j) pack_max = fmaxf(pack_max, v[j]);
+    const float m = fmaxf(t.m, pack_max);
+    if (m == -INFINITY) continue;  // nothing but -inf so far: contributes 0
+    float d = t.d * expf(t.m - m);
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) d += expf(v[j] - m);
+    t = {m, d};
+  }
+  const MaxSum row = block_merge(t);
+  const float inv = 1.0f / row.d;
+
+  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // pass 2: read again, write y
+    float v[kPack];
+    Convert::to_floats(course::load_pack<T, kPack>(xr + p * kPack), v);
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) v[j] = expf(v[j] - row.m) * inv;
+    course::Pack<T, kPack> pk;
+    Convert::from_floats(v, pk);
+    course::store_pack<T, kPack>(yr + p * kPack, pk);
+  }
+}
+/// [kernel]
+
+template <typename T, int kPack>
+void launch(const course::Args& a, cudaStream_t stream) {
+  softmax_online_kernel<T, kPack>
+      <<<unsigned(a.rows), kBlock, 0, stream>>>(static_cast<const T*>(a.x), static_cast<T*>(a.y), a.cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+/// Softmax of rows of any length: one 1024-thread block per row, the row read twice.
+template <typename T>
+void softmax_online(const course::Args& a, cudaStream_t stream) {
+  if (!course::check_rowwise_args(a)) return;
+  course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks");
+  const int pack = course::max_aligned_pack(sizeof(T), 16 / sizeof(T), a.cols, {a.x, a.y});
+  if constexpr (sizeof(T) == 2) {
+    if (pack == 8) return launch<T, 8>(a, stream);
+  }
+  if (pack == 4) return launch<T, 4>(a, stream);
+  if (pack == 2) return launch<T, 2>(a, stream);
+  launch<T, 1>(a, stream);
+}
+
+int main(int argc, char** argv) {
+  using course::DType;
+  using course::Op;
+  course::Chapter ch("08_online_softmax", "Online softmax: max and sum in one pass, the row read twice");
+  const course::Limits limits{0, {}, "any cols (rows < 2^31); 16-byte packs when cols and pointers allow"};
+  ch.add(Op::softmax, "online", DType::f32, softmax_online<float>, limits);
+  ch.add(Op::softmax, "online", DType::f16, softmax_online<__half>, limits);
+  ch.add(Op::softmax, "online", DType::bf16, softmax_online<__nv_bfloat16>, limits);
+  ch.add_sweep(course::long_row_sweep());
+  return ch.run(argc, argv);
+}
