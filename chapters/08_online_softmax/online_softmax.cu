@@ -19,8 +19,9 @@ constexpr int kBlock = 1024;
 
 /// [merge]
 // (m, d): the largest value seen and the sum of exp(x - m) over the values seen. Merging two of
-// them rescales each sum to the common maximum. An empty side (m = -inf, d = 0) changes nothing;
-// two empty sides stay empty rather than computing exp(-inf - -inf) = NaN.
+// them rescales each sum to the common maximum. While the maximum is still -inf there is nothing
+// to rescale: the sums just add (0 + 0, or a NaN that must reach the result) instead of computing
+// exp(-inf - -inf) = NaN from -inf entries, which must give 0.
 struct MaxSum {
   float m = -INFINITY;
   float d = 0.0f;
@@ -28,7 +29,7 @@ struct MaxSum {
 
 __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
   const float m = fmaxf(a.m, b.m);
-  if (m == -INFINITY) return a;
+  if (m == -INFINITY) return {m, a.d + b.d};
   return {m, a.d * expf(a.m - m) + b.d * expf(b.m - m)};
 }
 
@@ -76,8 +77,13 @@ __global__ void __launch_bounds__(kBlock)
     float pack_max = v[0];
 #pragma unroll
     for (int j = 1; j < kPack; ++j) pack_max = fmaxf(pack_max, v[j]);
-    const float m = fmaxf(t.m, pack_max);
-    if (m == -INFINITY) continue;  // nothing but -inf so far: contributes 0
+    const float m = fmaxf(t.m, pack_max);  // fmaxf skips NaN: a NaN element is caught below
+    if (m == -INFINITY) {  // only -inf so far (which adds 0) or NaN (which must poison the sum)
+#pragma unroll
+      for (int j = 0; j < kPack; ++j)
+        if (isnan(v[j])) t.d = NAN;
+      continue;
+    }
     float d = t.d * expf(t.m - m);
 #pragma unroll
     for (int j = 0; j < kPack; ++j) d += expf(v[j] - m);
