@@ -12,8 +12,10 @@ template <typename T>
 course::Limits limits() {
   const int64_t max_cols = smem_pack_softmax_max_cols<T>();
   // 12288 fp32 = 48 KB, where the row starts to need the opt-in shared memory.
-  return {max_cols, {12288},
-          max_cols > 0 ? "cols <= " + std::to_string(max_cols) + " (the row in shared memory of this GPU); packs of up to 16 bytes"
+  return {max_cols,
+          {12288},
+          max_cols > 0 ? "cols <= " + std::to_string(max_cols) +
+                             " (the row in shared memory of this GPU); packs of up to 16 bytes"
                        : "cols <= the GPU's shared memory per block / 4; packs of up to 16 bytes"};
 }
 

@@ -2,12 +2,13 @@
 /// @brief Chapter 06: chapter 02's block-per-row kernel with packed loads, and the shared-memory
 /// layout that makes them conflict-free: element j of pack p stored at `j * num_packs + p`
 /// (transposed) rather than `p * N + j` (natural), plus a block size chosen from occupancy.
-#include <cub/block/block_reduce.cuh>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cub/block/block_reduce.cuh>
 
 #include <string>
 
+#include "course/block_softmax.cuh"
 #include "course/convert.cuh"
 #include "course/errors.h"
 #include "course/launch_math.h"
@@ -130,16 +131,16 @@ template <typename T, int kPack, int kBlock, Layout kLayout>
 int resident_threads(size_t smem) {
   prepare<T, kPack, kBlock, kLayout>();
   int blocks = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_ptr<T, kPack, kBlock, kLayout>(),
-                                                           kBlock, smem));
+  CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_ptr<T, kPack, kBlock, kLayout>(), kBlock, smem));
   return blocks * kBlock;
 }
 
 template <typename T, int kPack, int kBlock, Layout kLayout>
 void launch(const course::Args& a, size_t smem, cudaStream_t stream) {
   prepare<T, kPack, kBlock, kLayout>();
-  kernel_ptr<T, kPack, kBlock, kLayout>()<<<unsigned(a.rows), kBlock, smem, stream>>>(
-      static_cast<const T*>(a.x), static_cast<T*>(a.y), a.cols);
+  kernel_ptr<T, kPack, kBlock, kLayout>()<<<unsigned(a.rows), kBlock, smem, stream>>>(static_cast<const T*>(a.x),
+                                                                                      static_cast<T*>(a.y), a.cols);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -185,19 +186,17 @@ void softmax_smem_pack_impl(const course::Args& a, cudaStream_t stream) {
   const std::string limit = "the row must fit in shared memory: cols <= " + std::to_string(max_cols) + " on this GPU";
   if (!course::check_rowwise_args(a, max_cols, limit.c_str())) return;
   course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks");
-  const int pack = course::max_aligned_pack(sizeof(T), 16 / sizeof(T), a.cols, {a.x, a.y});
-  if constexpr (sizeof(T) == 2) {
-    if (pack == 8) return dispatch_block<T, 8, kLayout>(a, stream);
-  }
-  if (pack == 4) return dispatch_block<T, 4, kLayout>(a, stream);
-  if (pack == 2) return dispatch_block<T, 2, kLayout>(a, stream);
-  dispatch_block<T, 1, kLayout>(a, stream);
+  course::with_widest_pack<T>(a, [&](auto pack) { dispatch_block<T, decltype(pack)::value, kLayout>(a, stream); });
 }
 
 template <typename T>
-void softmax_smem_natural(const course::Args& a, cudaStream_t s) { softmax_smem_pack_impl<T, Layout::natural>(a, s); }
+void softmax_smem_natural(const course::Args& a, cudaStream_t s) {
+  softmax_smem_pack_impl<T, Layout::natural>(a, s);
+}
 template <typename T>
-void softmax_smem_transposed(const course::Args& a, cudaStream_t s) { softmax_smem_pack_impl<T, Layout::transposed>(a, s); }
+void softmax_smem_transposed(const course::Args& a, cudaStream_t s) {
+  softmax_smem_pack_impl<T, Layout::transposed>(a, s);
+}
 template <typename T>
 void softmax_smem_transposed16(const course::Args& a, cudaStream_t s) {
   softmax_smem_pack_impl<T, Layout::transposed16>(a, s);

@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 #include <cub/block/block_reduce.cuh>
 
+#include "course/block_softmax.cuh"
 #include "course/convert.cuh"
 #include "course/errors.h"
 #include "course/harness.h"
@@ -57,15 +58,7 @@ __global__ void __launch_bounds__(kBlock)
   __syncthreads();
   const float inv = 1.0f / row_sum;
 
-  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // pass 3: read once more, write y
-    float v[kPack];
-    Convert::to_floats(course::load_pack<T, kPack>(xr + p * kPack), v);
-#pragma unroll
-    for (int j = 0; j < kPack; ++j) v[j] = expf(v[j] - m) * inv;
-    course::Pack<T, kPack> pk;
-    Convert::from_floats(v, pk);
-    course::store_pack<T, kPack>(yr + p * kPack, pk);
-  }
+  course::write_softmax_row<T, kPack, kBlock>(xr, yr, num_packs, m, inv);  // pass 3: read once more, write y
 }
 /// [kernel]
 
@@ -83,13 +76,7 @@ template <typename T>
 void softmax_uncached(const course::Args& a, cudaStream_t stream) {
   if (!course::check_rowwise_args(a)) return;
   course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks");
-  const int pack = course::max_aligned_pack(sizeof(T), 16 / sizeof(T), a.cols, {a.x, a.y});
-  if constexpr (sizeof(T) == 2) {
-    if (pack == 8) return launch<T, 8>(a, stream);
-  }
-  if (pack == 4) return launch<T, 4>(a, stream);
-  if (pack == 2) return launch<T, 2>(a, stream);
-  launch<T, 1>(a, stream);
+  course::with_widest_pack<T>(a, [&](auto pack) { launch<T, decltype(pack)::value>(a, stream); });
 }
 
 int main(int argc, char** argv) {

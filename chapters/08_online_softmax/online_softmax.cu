@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "course/block_softmax.cuh"
 #include "course/convert.cuh"
 #include "course/errors.h"
 #include "course/harness.h"
@@ -78,7 +79,7 @@ __global__ void __launch_bounds__(kBlock)
 #pragma unroll
     for (int j = 1; j < kPack; ++j) pack_max = fmaxf(pack_max, v[j]);
     const float m = fmaxf(t.m, pack_max);  // fmaxf skips NaN: a NaN element is caught below
-    if (m == -INFINITY) {  // only -inf so far (which adds 0) or NaN (which must poison the sum)
+    if (m == -INFINITY) {                  // only -inf so far (which adds 0) or NaN (which must poison the sum)
 #pragma unroll
       for (int j = 0; j < kPack; ++j)
         if (isnan(v[j])) t.d = NAN;
@@ -92,15 +93,7 @@ __global__ void __launch_bounds__(kBlock)
   const MaxSum row = block_merge(t);
   const float inv = 1.0f / row.d;
 
-  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // pass 2: read again, write y
-    float v[kPack];
-    Convert::to_floats(course::load_pack<T, kPack>(xr + p * kPack), v);
-#pragma unroll
-    for (int j = 0; j < kPack; ++j) v[j] = expf(v[j] - row.m) * inv;
-    course::Pack<T, kPack> pk;
-    Convert::from_floats(v, pk);
-    course::store_pack<T, kPack>(yr + p * kPack, pk);
-  }
+  course::write_softmax_row<T, kPack, kBlock>(xr, yr, num_packs, row.m, inv);  // pass 2: read again, write y
 }
 /// [kernel]
 
@@ -118,13 +111,7 @@ template <typename T>
 void softmax_online(const course::Args& a, cudaStream_t stream) {
   if (!course::check_rowwise_args(a)) return;
   course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks");
-  const int pack = course::max_aligned_pack(sizeof(T), 16 / sizeof(T), a.cols, {a.x, a.y});
-  if constexpr (sizeof(T) == 2) {
-    if (pack == 8) return launch<T, 8>(a, stream);
-  }
-  if (pack == 4) return launch<T, 4>(a, stream);
-  if (pack == 2) return launch<T, 2>(a, stream);
-  launch<T, 1>(a, stream);
+  course::with_widest_pack<T>(a, [&](auto pack) { launch<T, decltype(pack)::value>(a, stream); });
 }
 
 int main(int argc, char** argv) {
