@@ -108,14 +108,15 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
   try {
     const int es = dtype_size(v.dtype);
     const int64_t n = rows * cols;
-    DeviceBuffer xb((n + offset) * es), yb((n + offset) * es);
+    const bool in_place = op_in_place(v.op);  // ReduceScale: y is x
+    DeviceBuffer xb((n + offset) * es), yb(in_place ? 0 : (n + offset) * es);
     size_t ws_bytes = v.workspace ? v.workspace(rows, cols, v.dtype) : 0;
     DeviceBuffer ws(ws_bytes);
     Args a;
     a.rows = rows;
     a.cols = cols;
     a.x = static_cast<char*>(xb.get()) + offset * es;
-    a.y = static_cast<char*>(yb.get()) + offset * es;
+    a.y = in_place ? const_cast<void*>(a.x) : static_cast<char*>(yb.get()) + offset * es;
     a.workspace = ws.get();
     a.workspace_bytes = ws_bytes;
     FillSpec f;

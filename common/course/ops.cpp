@@ -12,6 +12,8 @@ const char* op_name(Op op) {
       return "softmax";
     case Op::log_softmax:
       return "log_softmax";
+    case Op::reduce_scale:
+      return "reduce_scale";
   }
   return "?";
 }
@@ -22,6 +24,7 @@ int64_t bytes_moved(Op op, int64_t rows, int64_t cols, DType t) {
     case Op::copy:
     case Op::softmax:
     case Op::log_softmax:
+    case Op::reduce_scale:
       return 2 * n * s;  // read x once, write y once
   }
   return 0;
@@ -36,6 +39,8 @@ void reference(Op op, const double* x, const double* /*dy*/, int64_t rows, int64
       return ref::softmax(x, rows, cols, y);
     case Op::log_softmax:
       return ref::log_softmax(x, rows, cols, y);
+    case Op::reduce_scale:
+      return ref::reduce_scale(x, rows, cols, y);
   }
 }
 
@@ -49,10 +54,14 @@ Tolerance op_tolerance(Op op, DType t) {
     // fp32 error, so outputs near 0 need a wider absolute part.
     case Op::log_softmax:
       return tolerance_for(t, 10.0);
+    case Op::reduce_scale:  // one division: the output's rounding
+      return tolerance_for(t);
   }
   return {0, 0};
 }
 
 bool op_is_exact(Op op) { return op == Op::copy; }
+
+bool op_in_place(Op op) { return op == Op::reduce_scale; }
 
 }  // namespace course

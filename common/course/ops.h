@@ -12,9 +12,10 @@ namespace course {
 
 /// An operation a chapter can register kernels for.
 enum class Op {
-  copy,         ///< y = x (chapter 00's ceiling): Args x -> y
-  softmax,      ///< y = softmax(x) over each row: Args x -> y
-  log_softmax,  ///< y = log_softmax(x) over each row: Args x -> y
+  copy,          ///< y = x (chapter 00's ceiling): Args x -> y
+  softmax,       ///< y = softmax(x) over each row: Args x -> y
+  log_softmax,   ///< y = log_softmax(x) over each row: Args x -> y
+  reduce_scale,  ///< x = x / max(|x|) over each row, in place: Args x == y
 };
 
 /// "copy", "softmax", "log_softmax": the first part of every benchmark name.
@@ -32,5 +33,8 @@ Tolerance op_tolerance(Op op, DType t);
 
 /// True when the output must equal the reference bit for bit (copy).
 bool op_is_exact(Op op);
+
+/// True when the operation overwrites its input (the launcher gets x == y).
+bool op_in_place(Op op);
 
 }  // namespace course

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "course/errors.h"
@@ -101,7 +102,13 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
     std::snprintf(buf, sizeof buf, "needs %.1f GB of GPU memory, %.1f GB free", need / 1e9, free_b / 1e9);
     return {Outcome::skip, buf};
   }
-  View x(n, c.offset, es), y(n, c.offset, es);
+  // An in-place operation (ReduceScale) writes over its input: x and y are one view, refilled
+  // before each launch, and only the guards around it carry the poison.
+  const bool in_place = op_in_place(v.op);
+  View x(n, c.offset, es);
+  std::optional<View> y_own;
+  if (!in_place) y_own.emplace(n, c.offset, es);
+  View& y = in_place ? x : *y_own;
   DeviceBuffer ws(ws_bytes);
   FillSpec f = c.fill;
   f.seed = c.seed;
@@ -116,6 +123,7 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
 
   auto launch_with_poison = [&](uint8_t pattern) {
     poison(y.buf.get(), y.buf.bytes(), pattern, s);
+    if (in_place) fill(x.data, v.dtype, c.rows, c.cols, f, s);
     CUDA_CHECK(cudaStreamSynchronize(s));
     v.launch(a, s);
     CUDA_CHECK(cudaStreamSynchronize(s));
@@ -123,6 +131,9 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   };
 
   const auto ids = rows_to_check(c.rows, c.cols, c.seed);
+  std::vector<char> xraw;  // the input, read before any launch can overwrite it
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  std::vector<double> xin = fetch_rows(x.data, v.dtype, c.cols, ids, &xraw);
   try {
     launch_with_poison(kNaNPoison);
   } catch (const UsageError& e) {
@@ -145,15 +156,12 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
                   (long long)ids[e / c.cols], (long long)(e % c.cols));
     return {Outcome::fail, buf};
   }
-  std::vector<double> xin = fetch_rows(x.data, v.dtype, c.cols, ids);
   std::vector<double> ref(xin.size());
   reference(v.op, xin.data(), nullptr, int64_t(ids.size()), c.cols, ref.data());
 
   if (!save_dir.empty()) {
     mkdir(save_dir.c_str(), 0755);
     std::string stem = save_dir + "/" + op_name(v.op) + "_" + v.kernel + "_" + dtype_name(v.dtype);
-    std::vector<char> xraw;
-    fetch_rows(x.data, v.dtype, c.cols, ids, &xraw);
     std::vector<int64_t> shape{int64_t(ids.size()), c.cols};
     write_npy_dtype(stem + "_x.npy", xraw.data(), v.dtype, shape);
     write_npy_dtype(stem + "_y.npy", raw1.data(), v.dtype, shape);
@@ -163,8 +171,6 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
 
   CompareResult r;
   if (op_is_exact(v.op)) {
-    std::vector<char> xraw;
-    fetch_rows(x.data, v.dtype, c.cols, ids, &xraw);
     r.checked = int64_t(got.size());
     for (int64_t i = 0; i < r.checked; ++i) {
       if (load_bits(xraw.data(), v.dtype, i) != load_bits(raw1.data(), v.dtype, i)) {

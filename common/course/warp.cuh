@@ -20,6 +20,22 @@ __device__ __forceinline__ unsigned group_mask() {
   }
 }
 
+/// Reduction of v over the group with any associative op, returned to every lane of it.
+template <int kWidth, typename Op>
+__device__ __forceinline__ float group_reduce(float v, unsigned mask, Op op) {
+#pragma unroll
+  for (int offset = kWidth / 2; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(mask, v, offset, kWidth));
+  return v;
+}
+
+/// max(a, b) that returns NaN when either is NaN (fmaxf returns the other one): for reductions
+/// whose result must carry a NaN, as torch.amax does. Chapter 10 uses it.
+struct NanMax {
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return (a != a || b != b) ? __int_as_float(0x7fffffff) : fmaxf(a, b);
+  }
+};
+
 /// [group_allreduce]
 /// Maximum over the group, returned to every lane of it. NaN inputs are ignored by fmaxf; the
 /// softmax kernels rely on the sum (which a NaN poisons) to produce PyTorch's NaN rows.

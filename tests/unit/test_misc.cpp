@@ -43,6 +43,9 @@ TEST(Ops, BytesModelCountsEachTensorOnce) {
   EXPECT_EQ(course::bytes_moved(Op::softmax, 49152, 1024, DType::f16), 2LL * 49152 * 1024 * 2);
   EXPECT_EQ(course::bytes_moved(Op::copy, 3, 5, DType::bf16), 60);
   EXPECT_STREQ(course::op_name(Op::log_softmax), "log_softmax");
+  EXPECT_EQ(course::bytes_moved(Op::reduce_scale, 442368, 128, DType::f32), 2LL * 442368 * 128 * 4);
+  EXPECT_TRUE(course::op_in_place(Op::reduce_scale));
+  EXPECT_FALSE(course::op_in_place(Op::softmax));
 }
 
 TEST(Npy, HeaderIsAlignedAndDescribesTheArray) {
