@@ -6,7 +6,9 @@
 /// x and y may be the same tensor (the in-place use), so neither pointer is `__restrict__`.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
 #include <cub/block/block_reduce.cuh>
+#include <string>
 
 #include "course/block_softmax.cuh"  // with_widest_pack
 #include "course/convert.cuh"
@@ -85,14 +87,20 @@ void launch_warp(const course::Args& a, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-// The fewest packs per lane (1, 2, 4 or 8) that cover the row.
+// The fewest packs per lane (1 to 32) that cover the row: 1024 columns are 8 packs of 4 floats,
+// or 32 single elements when an odd cols or a misaligned view forces packs of one.
 template <typename T, int kPack>
 void dispatch_packs(const course::Args& a, cudaStream_t stream) {
   const int64_t per_lane = course::ceil_div(a.cols, 32 * kPack);
   if (per_lane <= 1) return launch_warp<T, kPack, 1>(a, stream);
   if (per_lane <= 2) return launch_warp<T, kPack, 2>(a, stream);
   if (per_lane <= 4) return launch_warp<T, kPack, 4>(a, stream);
-  launch_warp<T, kPack, 8>(a, stream);
+  if (per_lane <= 8) return launch_warp<T, kPack, 8>(a, stream);
+  if constexpr (kPack <= 2) {
+    if (per_lane <= 16) return launch_warp<T, kPack, 16>(a, stream);
+  }
+  if constexpr (kPack == 1) return launch_warp<T, kPack, 32>(a, stream);
+  throw course::UsageError("reduce_scale_warp: cols = " + std::to_string(a.cols) + " does not fit in registers");
 }
 
 }  // namespace
@@ -110,7 +118,6 @@ void reduce_scale_block(const course::Args& a, cudaStream_t stream) {
 /// A warp per row, the row in registers: cols <= 1024.
 template <typename T>
 void reduce_scale_warp(const course::Args& a, cudaStream_t stream) {
-  // 32 lanes x 8 packs hold 1024 columns even when odd cols force packs of one element.
   if (!course::check_rowwise_args(a, 1024, "the warp path holds cols <= 1024 in registers")) return;
   course::with_widest_pack<T>(a, [&](auto pack) { dispatch_packs<T, decltype(pack)::value>(a, stream); });
 }
