@@ -106,8 +106,7 @@ void softmax_smem(const course::Args& a, cudaStream_t stream) {
   const int64_t max_cols = smem_softmax_max_cols<T>();
   const std::string limit = "the row must fit in shared memory: cols <= " + std::to_string(max_cols) +
                             " on this GPU; chapter 07 handles longer rows";
-  if (!course::check_rowwise_args(a, max_cols, limit.c_str())) return;
-  course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks");
+  if (!course::check_block_per_row_args(a, max_cols, limit.c_str())) return;
   const int64_t threads = course::ceil_div(a.cols, 16);
   if (threads <= 32) return launch<T, 32>(a, stream);
   if (threads <= 64) return launch<T, 64>(a, stream);

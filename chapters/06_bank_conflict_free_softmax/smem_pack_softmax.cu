@@ -184,8 +184,7 @@ template <typename T, Layout kLayout>
 void softmax_smem_pack_impl(const course::Args& a, cudaStream_t stream) {
   const int64_t max_cols = smem_pack_softmax_max_cols<T>();
   const std::string limit = "the row must fit in shared memory: cols <= " + std::to_string(max_cols) + " on this GPU";
-  if (!course::check_rowwise_args(a, max_cols, limit.c_str())) return;
-  course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks");
+  if (!course::check_block_per_row_args(a, max_cols, limit.c_str())) return;
   course::with_widest_pack<T>(a, [&](auto pack) { dispatch_block<T, decltype(pack)::value, kLayout>(a, stream); });
 }
 

@@ -35,6 +35,12 @@ bool check_rowwise_args(const Args& a, int64_t max_cols, const char* limit_text)
   return true;
 }
 
+bool check_block_per_row_args(const Args& a, int64_t max_cols, const char* limit_text) {
+  if (!check_rowwise_args(a, max_cols, limit_text)) return false;
+  require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks (one per row)");
+  return true;
+}
+
 namespace {
 
 void print_list(const Chapter& ch) {

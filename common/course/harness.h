@@ -67,6 +67,10 @@ struct Variant {
 /// parameter, its value and the limit. Returns false when there is nothing to do (rows == 0).
 bool check_rowwise_args(const Args& a, int64_t max_cols = 0, const char* limit_text = nullptr);
 
+/// check_rowwise_args, plus the grid limit of the kernels that launch one block per row:
+/// rows < 2^31.
+bool check_block_per_row_args(const Args& a, int64_t max_cols = 0, const char* limit_text = nullptr);
+
 /// Benchmark shapes: every `rows` x `cols` pair, for each registered dtype.
 struct Sweep {
   std::vector<int64_t> rows;
