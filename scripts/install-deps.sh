@@ -4,7 +4,8 @@
 #   build  cmake, ninja, g++, ccache, Google Benchmark, GoogleTest (Debian/Ubuntu packages)
 #   docs   doxygen, and MathJax 3 from npm into .tools/ (no CDN at build time)
 #   plots  python3 with matplotlib and numpy
-#   test   build + docs + plots (make test also builds the site and the figures)
+#   test   build + docs + plots + Chromium (make test builds the site, opens it in a headless
+#          browser, and regenerates the figures)
 # The CUDA Toolkit itself is not installed here: get it from NVIDIA (nvcc must be on PATH or in
 # /usr/local/cuda/bin).
 set -euo pipefail
@@ -20,7 +21,7 @@ for w in "${want[@]}"; do
     docs) pkgs+=(doxygen npm); need_mathjax=1 ;;
     plots) pkgs+=(python3 python3-matplotlib python3-numpy) ;;
     test|all) pkgs+=(cmake ninja-build g++ ccache libbenchmark-dev libgtest-dev libgmock-dev doxygen npm
-                     python3 python3-matplotlib python3-numpy); need_mathjax=1 ;;
+                     python3 python3-matplotlib python3-numpy chromium); need_mathjax=1 ;;
     *) echo "install-deps.sh: unknown component '$w' (build, test, docs, plots, all)" >&2; exit 2 ;;
   esac
 done
