@@ -8,12 +8,10 @@
 
 #include <string>
 
-#include "course/block_softmax.cuh"
 #include "course/convert.cuh"
 #include "course/errors.h"
 #include "course/launch_math.h"
 #include "course/pack.cuh"
-#include "course/softmax_warp.cuh"  // ScalarConvert
 #include "smem_pack_softmax.cuh"
 
 namespace {
@@ -185,7 +183,8 @@ void softmax_smem_pack_impl(const course::Args& a, cudaStream_t stream) {
   const int64_t max_cols = smem_pack_softmax_max_cols<T>();
   const std::string limit = "the row must fit in shared memory: cols <= " + std::to_string(max_cols) + " on this GPU";
   if (!course::check_block_per_row_args(a, max_cols, limit.c_str())) return;
-  course::with_widest_pack<T>(a, [&](auto pack) { dispatch_block<T, decltype(pack)::value, kLayout>(a, stream); });
+  course::with_widest_pack<T>(a.cols, a.x, a.y,
+                              [&](auto pack) { dispatch_block<T, decltype(pack)::value, kLayout>(a, stream); });
 }
 
 template <typename T>

@@ -12,7 +12,6 @@
 #include "course/harness.h"
 #include "course/launch_math.h"
 #include "course/pack.cuh"
-#include "course/softmax_warp.cuh"  // ScalarConvert
 
 namespace {
 
@@ -110,7 +109,7 @@ void launch(const course::Args& a, cudaStream_t stream) {
 template <typename T>
 void softmax_online(const course::Args& a, cudaStream_t stream) {
   if (!course::check_block_per_row_args(a)) return;
-  course::with_widest_pack<T>(a, [&](auto pack) { launch<T, decltype(pack)::value>(a, stream); });
+  course::with_widest_pack<T>(a.cols, a.x, a.y, [&](auto pack) { launch<T, decltype(pack)::value>(a, stream); });
 }
 
 int main(int argc, char** argv) {

@@ -10,14 +10,12 @@
 #include <cub/block/block_reduce.cuh>
 #include <string>
 
-#include "course/block_softmax.cuh"  // with_widest_pack
 #include "course/convert.cuh"
 #include "course/device.h"
 #include "course/errors.h"
 #include "course/harness.h"
 #include "course/launch_math.h"
 #include "course/pack.cuh"
-#include "course/softmax_warp.cuh"  // ScalarConvert
 #include "course/warp.cuh"
 
 namespace {
@@ -118,7 +116,8 @@ void reduce_scale_block(const course::Args& a, cudaStream_t stream) {
 template <typename T>
 void reduce_scale_warp(const course::Args& a, cudaStream_t stream) {
   if (!course::check_rowwise_args(a, 1024, "the warp path holds cols <= 1024 in registers")) return;
-  course::with_widest_pack<T>(a, [&](auto pack) { dispatch_packs<T, decltype(pack)::value>(a, stream); });
+  course::with_widest_pack<T>(a.cols, a.x, a.y,
+                              [&](auto pack) { dispatch_packs<T, decltype(pack)::value>(a, stream); });
 }
 
 int main(int argc, char** argv) {

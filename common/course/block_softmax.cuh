@@ -1,30 +1,12 @@
 /// @file block_softmax.cuh
-/// @brief Pieces shared by the block-per-row softmax kernels (chapters 06-08): the pack width
-/// dispatch, and the final pass that writes exp(x - max) / sum (chapter 07 explains it).
+/// @brief The final pass shared by the block-per-row softmax kernels (chapters 07-08): read the
+/// row again and write exp(x - max) / sum (chapter 07 explains it).
 #pragma once
 
-#include <type_traits>
-
 #include "course/convert.cuh"
-#include "course/harness.h"
-#include "course/launch_math.h"
 #include "course/pack.cuh"
-#include "course/softmax_warp.cuh"  // ScalarConvert
 
 namespace course {
-
-/// Calls f(std::integral_constant<int, N>{}) with N the largest pack (up to 16 bytes of T) that
-/// divides cols and to which both a.x and a.y are aligned: 8, 4, 2 or 1 elements.
-template <typename T, typename F>
-void with_widest_pack(const Args& a, F&& f) {
-  const int pack = max_aligned_pack(sizeof(T), 16 / sizeof(T), a.cols, {a.x, a.y});
-  if constexpr (sizeof(T) == 2) {
-    if (pack == 8) return f(std::integral_constant<int, 8>{});
-  }
-  if (pack == 4) return f(std::integral_constant<int, 4>{});
-  if (pack == 2) return f(std::integral_constant<int, 2>{});
-  f(std::integral_constant<int, 1>{});
-}
 
 /// [write_pass]
 /// The last pass of a block-per-row softmax: read the row again, write exp(x - m) * inv, in packs,

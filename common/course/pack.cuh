@@ -3,6 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+
+#include "course/convert.cuh"
+#include "course/launch_math.h"
 
 namespace course {
 
@@ -53,5 +57,40 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& pk) {
   *reinterpret_cast<typename Pack<T, N>::Storage*>(p) = pk.storage;
 }
 /// [pack]
+
+/// Element-by-element conversion of a pack (the default).
+template <typename T>
+struct ScalarConvert {
+  template <int N>
+  __device__ __forceinline__ static void to_floats(const Pack<T, N>& p, float* out) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) out[j] = to_float(p.elem[j]);
+  }
+  template <int N>
+  __device__ __forceinline__ static void from_floats(const float* in, Pack<T, N>& p) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) p.elem[j] = from_float<T>(in[j]);
+  }
+};
+
+/// [widest_pack]
+/// Calls f(std::integral_constant<int, N>{}) with N the largest pack, up to kMaxPack elements (16
+/// bytes of T by default), that divides cols and to which both x and y are aligned: a misaligned
+/// view or an odd cols falls back to narrower packs, down to one element (host side).
+template <typename T, int kMaxPack = 16 / sizeof(T), typename F>
+void with_widest_pack(int64_t cols, const void* x, const void* y, F&& f) {
+  const int pack = max_aligned_pack(sizeof(T), kMaxPack, cols, {x, y});
+  if constexpr (kMaxPack >= 8) {
+    if (pack == 8) return f(std::integral_constant<int, 8>{});
+  }
+  if constexpr (kMaxPack >= 4) {
+    if (pack == 4) return f(std::integral_constant<int, 4>{});
+  }
+  if constexpr (kMaxPack >= 2) {
+    if (pack == 2) return f(std::integral_constant<int, 2>{});
+  }
+  f(std::integral_constant<int, 1>{});
+}
+/// [widest_pack]
 
 }  // namespace course

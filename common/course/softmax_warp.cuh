@@ -23,21 +23,6 @@
 
 namespace course {
 
-/// Element-by-element conversion of a pack (the default).
-template <typename T>
-struct ScalarConvert {
-  template <int N>
-  __device__ __forceinline__ static void to_floats(const Pack<T, N>& p, float* out) {
-#pragma unroll
-    for (int j = 0; j < N; ++j) out[j] = to_float(p.elem[j]);
-  }
-  template <int N>
-  __device__ __forceinline__ static void from_floats(const float* in, Pack<T, N>& p) {
-#pragma unroll
-    for (int j = 0; j < N; ++j) p.elem[j] = from_float<T>(in[j]);
-  }
-};
-
 /// Threads per block of the warp-per-row kernels.
 constexpr int kWarpSoftmaxBlock = 128;
 /// The largest cols the warp path handles: 32 lanes x 32 registers.
@@ -155,25 +140,13 @@ void dispatch_cols(const Args& a, cudaStream_t stream) {
 
 }  // namespace detail
 
-/// [pack_choice]
-/// Softmax of each row, cols <= 1024, one group of lanes per row. The pack is the largest (up to
-/// kMaxPack elements, 16 bytes) that divides cols and to which both x and y are aligned: a
-/// misaligned view or an odd cols falls back to narrower packs, down to one element.
+/// Softmax of each row, cols <= 1024, one group of lanes per row, in the widest pack (up to
+/// kMaxPack elements) that cols and both pointers allow (pack.cuh: with_widest_pack).
 template <typename T, typename Convert, int kMaxPack>
 void softmax_warp(const Args& a, cudaStream_t stream) {
   if (!check_rowwise_args(a, kWarpSoftmaxMaxCols, "the warp path holds cols <= 1024 in registers")) return;
-  const int pack = max_aligned_pack(sizeof(T), kMaxPack, a.cols, {a.x, a.y});
-  if constexpr (kMaxPack >= 8) {
-    if (pack == 8) return detail::dispatch_cols<T, Convert, 8>(a, stream);
-  }
-  if constexpr (kMaxPack >= 4) {
-    if (pack == 4) return detail::dispatch_cols<T, Convert, 4>(a, stream);
-  }
-  if constexpr (kMaxPack >= 2) {
-    if (pack == 2) return detail::dispatch_cols<T, Convert, 2>(a, stream);
-  }
-  detail::dispatch_cols<T, Convert, 1>(a, stream);
+  with_widest_pack<T, kMaxPack>(
+      a.cols, a.x, a.y, [&](auto pack) { detail::dispatch_cols<T, Convert, decltype(pack)::value>(a, stream); });
 }
-/// [pack_choice]
 
 }  // namespace course
