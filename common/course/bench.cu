@@ -106,21 +106,41 @@ struct Context {
 void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int64_t cols, int64_t offset,
                    const Context& ctx) {
   try {
-    const int es = dtype_size(v.dtype);
-    const int64_t n = rows * cols;
+    // Every tensor of the operation, at `offset` elements into its own buffer; x filled as the
+    // suite fills it, the other inputs with normal values.
+    const OpSpec& spec = op_spec(v.op);
     const bool in_place = op_in_place(v.op);  // ReduceScale: y is x
-    DeviceBuffer xb((n + offset) * es), yb(in_place ? 0 : (n + offset) * es);
+    std::vector<DeviceBuffer> bufs;
+    bufs.reserve(spec.inputs.size() + spec.outputs.size());
+    auto view = [&](Extent e, bool fp32) {
+      const int64_t es = dtype_size(tensor_dtype(fp32, v.dtype));
+      bufs.emplace_back(size_t((extent_elems(e, rows, cols) + offset) * es));
+      return static_cast<void*>(static_cast<char*>(bufs.back().get()) + offset * es);
+    };
     size_t ws_bytes = v.workspace ? v.workspace(rows, cols, v.dtype) : 0;
     DeviceBuffer ws(ws_bytes);
     Args a;
     a.rows = rows;
     a.cols = cols;
-    a.x = static_cast<char*>(xb.get()) + offset * es;
-    a.y = in_place ? const_cast<void*>(a.x) : static_cast<char*>(yb.get()) + offset * es;
+    for (size_t k = 0; k < spec.inputs.size(); ++k) {
+      const InputSpec& t = spec.inputs[k];
+      void* p = view(t.extent, t.fp32);
+      a.*(t.slot) = p;
+      FillSpec f;
+      f.seed = 1 + k;
+      f.outliers = k == 0;
+      if (t.extent == Extent::per_col && k == 1) f.shift = 1.0f;  // LayerNorm's gamma near 1
+      if (k == 0)
+        fill(p, tensor_dtype(t.fp32, v.dtype), rows, cols, f, ctx.stream);
+      else
+        fill(p, tensor_dtype(t.fp32, v.dtype), 1, extent_elems(t.extent, rows, cols), f, ctx.stream);
+    }
+    for (size_t k = 0; k < spec.outputs.size(); ++k) {
+      const OutputSpec& t = spec.outputs[k];
+      a.*(t.slot) = in_place && k == 0 ? const_cast<void*>(a.x) : view(t.extent, t.fp32);
+    }
     a.workspace = ws.get();
     a.workspace_bytes = ws_bytes;
-    FillSpec f;
-    fill(const_cast<void*>(a.x), v.dtype, rows, cols, f, ctx.stream);
     auto launch = [&] { v.launch(a, ctx.stream); };
     EventPair ev;
     for (int i = 0; i < kWarmup; ++i) ev.time(launch, *ctx.l2, ctx.stream);  // warm-up, the same loop untimed
@@ -177,9 +197,8 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
           if (v.limits.max_cols > 0 && cols > v.limits.max_cols) continue;  // the chapter narrows
           std::string name = std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype) +
                              "/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols);
-          const int64_t es = dtype_size(v.dtype);
-          double need = double(2 * (rows * cols + opt.offset) * es) +
-                        double(v.workspace ? v.workspace(rows, cols, v.dtype) : 0) + 256e6;
+          double need = double(bytes_moved(v.op, rows, cols, v.dtype)) +
+                        double(v.workspace ? v.workspace(rows, cols, v.dtype) : 0) + 256e6 + 64.0 * opt.offset;
           if (need > double(free_b)) {
             std::fprintf(stderr, "note: skipping %s: needs %s of GPU memory, %s free\n", name.c_str(),
                          human_bytes(need).c_str(), human_bytes(double(free_b)).c_str());

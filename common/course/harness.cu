@@ -41,6 +41,16 @@ bool check_block_per_row_args(const Args& a, int64_t max_cols, const char* limit
   return true;
 }
 
+bool check_op_args(const Args& a, Op op, int64_t max_cols, const char* limit_text) {
+  if (!check_rowwise_args(a, max_cols, limit_text)) return false;
+  const OpSpec& spec = op_spec(op);
+  for (const InputSpec& t : spec.inputs)
+    require(a.*(t.slot) != nullptr, op_name(op), ": input '", t.name, "' is null");
+  for (const OutputSpec& t : spec.outputs)
+    require(a.*(t.slot) != nullptr, op_name(op), ": output '", t.name, "' is null");
+  return true;
+}
+
 namespace {
 
 void print_list(const Chapter& ch) {

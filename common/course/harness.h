@@ -22,18 +22,6 @@
 
 namespace course {
 
-/// Everything a launcher may need. Which fields an operation uses is listed in ops.h; unused
-/// pointers are null. Sizes are 64-bit: rows x cols passes 2^31 at realistic shapes.
-struct Args {
-  int64_t rows = 0;
-  int64_t cols = 0;
-  const void* x = nullptr;    ///< main input (softmax: x; backward: the forward output y)
-  const void* dy = nullptr;   ///< second input (backward: the upstream gradient)
-  void* y = nullptr;          ///< main output (softmax: y; backward: dx)
-  void* workspace = nullptr;  ///< scratch memory, as many bytes as the variant asked for
-  size_t workspace_bytes = 0;
-};
-
 /// A kernel's entry point: validates the arguments (throwing UsageError), then launches on
 /// `stream`. It must not synchronize or allocate: the harness times it.
 using Launcher = std::function<void(const Args&, cudaStream_t)>;
@@ -71,6 +59,10 @@ bool check_rowwise_args(const Args& a, int64_t max_cols = 0, const char* limit_t
 /// rows < 2^31.
 bool check_block_per_row_args(const Args& a, int64_t max_cols = 0, const char* limit_text = nullptr);
 
+/// check_rowwise_args, then every tensor that op_spec(op) names must be non-null (the message
+/// names it). Returns false when there is nothing to do (rows == 0).
+bool check_op_args(const Args& a, Op op, int64_t max_cols = 0, const char* limit_text = nullptr);
+
 /// Benchmark shapes: every `rows` x `cols` pair, for each registered dtype.
 struct Sweep {
   std::vector<int64_t> rows;
@@ -95,8 +87,23 @@ class Chapter {
   /// Registers a kernel variant.
   void add(Op op, std::string kernel, DType dtype, Launcher launch, Limits limits = {}, WorkspaceFn workspace = {});
 
-  /// Adds a second set of shapes to the benchmark sweep (the standard sweep is always there).
+  /// Adds a second set of shapes to the benchmark sweep (the standard sweep is there first).
   void add_sweep(Sweep sweep) { sweeps_.push_back(std::move(sweep)); }
+
+  /// Replaces the sweeps (elementwise chapters: flat sizes instead of the row-wise shapes).
+  void set_sweeps(std::vector<Sweep> sweeps) { sweeps_ = std::move(sweeps); }
+
+  /// A check of the chapter's own that --verify runs after the suite (for example: a cast over
+  /// every bit pattern). It returns true when it passed and fills `detail` either way; it is
+  /// selected by --kernel and --dtype as a variant named `kernel` storing `dtype` would be.
+  struct Check {
+    std::string name;
+    std::string kernel;
+    DType dtype;
+    std::function<bool(cudaStream_t, std::string* detail)> run;
+  };
+  void add_check(Check check) { checks_.push_back(std::move(check)); }
+  const std::vector<Check>& checks() const { return checks_; }
 
   /// Parses the command line and does what it asks. Returns the process exit code:
   /// 0 ok, 1 a verification failed, 2 bad arguments, 77 no GPU.
@@ -111,6 +118,7 @@ class Chapter {
   std::string id_, title_;
   std::vector<Variant> variants_;
   std::vector<Sweep> sweeps_;
+  std::vector<Check> checks_;
 };
 
 }  // namespace course

@@ -1,8 +1,45 @@
 #include "course/ops.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "course/reference.h"
 
 namespace course {
+
+namespace {
+
+const InputSpec kX{"x", &Args::x, Extent::matrix, false};
+const OutputSpec kY{"y", &Args::y, Extent::matrix, false};
+
+}  // namespace
+
+const OpSpec& op_spec(Op op) {
+  static const OpSpec unary{{kX}, {kY}};
+  static const OpSpec layer_norm{{kX, {"gamma", &Args::gamma, Extent::per_col, false},
+                                  {"beta", &Args::beta, Extent::per_col, false}},
+                                 {kY, {"mean", &Args::mean, Extent::per_row, true},
+                                  {"rstd", &Args::rstd, Extent::per_row, true}}};
+  static const OpSpec mul{{kX, {"b", &Args::b, Extent::matrix, false}}, {kY}};
+  static const OpSpec fma{{kX, {"b", &Args::b, Extent::matrix, false}, {"c", &Args::c, Extent::matrix, false}},
+                          {kY}};
+  static const OpSpec to_f32{{kX}, {{"y", &Args::y, Extent::matrix, true}}};
+  static const OpSpec from_f32{{{"x", &Args::x, Extent::matrix, true}}, {kY}};
+  switch (op) {
+    case Op::layer_norm:
+      return layer_norm;
+    case Op::mul:
+      return mul;
+    case Op::fma:
+      return fma;
+    case Op::cast_to_f32:
+      return to_f32;
+    case Op::cast_from_f32:
+      return from_f32;
+    default:
+      return unary;
+  }
+}
 
 const char* op_name(Op op) {
   switch (op) {
@@ -14,26 +51,57 @@ const char* op_name(Op op) {
       return "log_softmax";
     case Op::reduce_scale:
       return "reduce_scale";
+    case Op::layer_norm:
+      return "layer_norm";
+    case Op::relu:
+      return "relu";
+    case Op::gelu:
+      return "gelu";
+    case Op::scale:
+      return "scale";
+    case Op::mul:
+      return "mul";
+    case Op::fma:
+      return "fma";
+    case Op::cast_to_f32:
+      return "cast_to_f32";
+    case Op::cast_from_f32:
+      return "cast_from_f32";
   }
   return "?";
 }
 
-int64_t bytes_moved(Op op, int64_t rows, int64_t cols, DType t) {
-  const int64_t n = rows * cols, s = dtype_size(t);
-  switch (op) {
-    case Op::copy:
-    case Op::softmax:
-    case Op::log_softmax:
-    case Op::reduce_scale:
-      return 2 * n * s;  // read x once, write y once
+int64_t extent_elems(Extent e, int64_t rows, int64_t cols) {
+  switch (e) {
+    case Extent::matrix:
+      return rows * cols;
+    case Extent::per_col:
+      return cols;
+    case Extent::per_row:
+      return rows;
   }
   return 0;
 }
 
-void reference(Op op, const double* x, const double* /*dy*/, int64_t rows, int64_t cols, double* y) {
+int64_t bytes_moved(Op op, int64_t rows, int64_t cols, DType t) {
+  const OpSpec& s = op_spec(op);
+  int64_t bytes = 0;
+  for (const InputSpec& i : s.inputs) bytes += extent_elems(i.extent, rows, cols) * dtype_size(tensor_dtype(i.fp32, t));
+  for (const OutputSpec& o : s.outputs)
+    bytes += extent_elems(o.extent, rows, cols) * dtype_size(tensor_dtype(o.fp32, t));
+  return bytes;  // in place (ReduceScale): x read once, written once, as for any unary op
+}
+
+void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
+               const std::vector<double*>& out, const Args& a) {
+  const double* x = in[0];
+  double* y = out[0];
+  const int64_t n = rows * cols;
   switch (op) {
     case Op::copy:
-      for (int64_t i = 0; i < rows * cols; ++i) y[i] = x[i];
+    case Op::cast_to_f32:
+    case Op::cast_from_f32:  // the comparison rounds to the output type
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i];
       return;
     case Op::softmax:
       return ref::softmax(x, rows, cols, y);
@@ -41,27 +109,92 @@ void reference(Op op, const double* x, const double* /*dy*/, int64_t rows, int64
       return ref::log_softmax(x, rows, cols, y);
     case Op::reduce_scale:
       return ref::reduce_scale(x, rows, cols, y);
+    case Op::layer_norm:
+      return ref::layer_norm(x, in[1], in[2], rows, cols, a.eps, y, out[1], out[2]);
+    case Op::relu:
+      for (int64_t i = 0; i < n; ++i) y[i] = ref::relu(x[i]);
+      return;
+    case Op::gelu:
+      for (int64_t i = 0; i < n; ++i) y[i] = ref::gelu(x[i]);
+      return;
+    case Op::scale:
+      for (int64_t i = 0; i < n; ++i) y[i] = ref::scale(x[i], a.alpha);
+      return;
+    case Op::mul:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] * in[1][i];
+      return;
+    case Op::fma:
+      for (int64_t i = 0; i < n; ++i) y[i] = ref::fma3(x[i], in[1][i], in[2][i]);
+      return;
   }
 }
 
-Tolerance op_tolerance(Op op, DType t) {
+Tolerance op_tolerance(Op op, DType t, int output) {
   switch (op) {
     case Op::copy:
-      return {0, 0};
-    case Op::softmax:
-      return tolerance_for(t);
+    case Op::relu:
+    case Op::cast_to_f32:
+    case Op::cast_from_f32:
+      return {0, 0};  // exact (op_is_exact)
     // x - max - log(sum): the log of a sum over many columns carries about 1e-6 of absolute
     // fp32 error, so outputs near 0 need a wider absolute part.
     case Op::log_softmax:
       return tolerance_for(t, 10.0);
-    case Op::reduce_scale:  // one division: the output's rounding
+    case Op::layer_norm:  // mean and rstd are fp32 whatever the storage type
+      return tolerance_for(output == 0 ? t : DType::f32);
+    default:  // softmax, reduce_scale, gelu, scale, mul, fma: the output's rounding and a few fp32 ulps
       return tolerance_for(t);
   }
-  return {0, 0};
 }
 
-bool op_is_exact(Op op) { return op == Op::copy; }
+Tolerance op_row_tolerance(Op op, DType t, int output, const std::vector<const double*>& in,
+                           const std::vector<double*>& ref, int64_t r, int64_t cols) {
+  Tolerance tol = op_tolerance(op, t, output);
+  if (op != Op::layer_norm) return tol;
+  // fp32 statistics of a row hold its mean to a few ulps of |mean|: relative to the row's spread
+  // that is ulp(|mean|) * rstd. A row far from zero (the +1000 special row) is ill-conditioned
+  // for any fp32 implementation, so the tolerance grows with |mean| * rstd (and |gamma| for y).
+  const double* xr = in[0] + r * cols;
+  const double mean = ref[1][r], rstd = ref[2][r];
+  if (!std::isfinite(mean) || !std::isfinite(rstd)) return tol;  // NaN rows: NaN-aware compare
+  const double cond = std::max(1.0, std::fabs(mean) * rstd);
+  double max_abs_x = 0, max_gamma = 1;
+  for (int64_t j = 0; j < cols; ++j) max_abs_x = std::max(max_abs_x, std::fabs(xr[j]));
+  for (int64_t j = 0; j < cols; ++j) max_gamma = std::max(max_gamma, std::fabs(in[1][j]));
+  switch (output) {
+    case 0:  // y = (x - mean) * rstd * gamma + beta
+      tol.atol *= cond * max_gamma;
+      break;
+    case 1:  // mean: a sum of cols terms of size up to max|x|
+      tol.atol = std::max(tol.atol, 1e-6 * max_abs_x);
+      break;
+    default:  // rstd: the variance carries the mean's relative error, about 2^-24 * |mean| / std
+      tol.rtol = std::max(tol.rtol, 8.0 * std::ldexp(1.0, -24) * cond);
+      break;
+  }
+  return tol;
+}
+
+bool op_is_exact(Op op) {
+  return op == Op::copy || op == Op::relu || op == Op::cast_to_f32 || op == Op::cast_from_f32;
+}
 
 bool op_in_place(Op op) { return op == Op::reduce_scale; }
+
+bool op_is_elementwise(Op op) {
+  switch (op) {
+    case Op::copy:
+    case Op::relu:
+    case Op::gelu:
+    case Op::scale:
+    case Op::mul:
+    case Op::fma:
+    case Op::cast_to_f32:
+    case Op::cast_from_f32:
+      return true;
+    default:
+      return false;
+  }
+}
 
 }  // namespace course

@@ -1,40 +1,130 @@
 /// @file ops.h
-/// @brief The operations of the course as the harness sees them: tensors, bytes model,
+/// @brief The operations of the course as the harness sees them: their tensors, bytes model,
 /// reference and tolerance. Host-only, so that it is unit-tested without a GPU.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "course/compare.h"
 #include "course/dtype.h"
 
 namespace course {
 
-/// An operation a chapter can register kernels for.
+/// An operation a chapter can register kernels for. Row-wise operations see a rows x cols
+/// matrix; elementwise ones see rows x cols contiguous elements as one flat array.
 enum class Op {
-  copy,          ///< y = x (chapter 00's ceiling): Args x -> y
-  softmax,       ///< y = softmax(x) over each row: Args x -> y
-  log_softmax,   ///< y = log_softmax(x) over each row: Args x -> y
-  reduce_scale,  ///< x = x / max(|x|) over each row, in place: Args x == y
+  copy,           ///< y = x (chapter 00's ceiling)
+  softmax,        ///< y = softmax(x) over each row
+  log_softmax,    ///< y = log_softmax(x) over each row
+  reduce_scale,   ///< x = x / max(|x|) over each row, in place (Args x == y)
+  layer_norm,     ///< y = (x - mean) * rstd * gamma + beta over each row; mean, rstd per row (fp32)
+  relu,           ///< y = max(x, 0), elementwise (NaN stays NaN)
+  gelu,           ///< y = x * Phi(x) (the erf form), elementwise
+  scale,          ///< y = alpha * x, elementwise
+  mul,            ///< y = x * b, elementwise (binary)
+  fma,            ///< y = x * b + c, elementwise (ternary)
+  cast_to_f32,    ///< y (fp32) = x (the variant's fp16 or bf16)
+  cast_from_f32,  ///< y (the variant's fp16 or bf16, nearest even) = x (fp32)
 };
 
-/// "copy", "softmax", "log_softmax": the first part of every benchmark name.
+/// Everything a launcher may need. Which fields an operation uses is listed by op_spec(); unused
+/// pointers are null. Sizes are 64-bit: rows x cols passes 2^31 at realistic shapes.
+struct Args {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const void* x = nullptr;      ///< main input (softmax: x; backward: the forward output y)
+  const void* dy = nullptr;     ///< backward: the upstream gradient
+  const void* b = nullptr;      ///< elementwise: second operand
+  const void* c = nullptr;      ///< elementwise: third operand
+  const void* gamma = nullptr;  ///< LayerNorm: scale, cols elements
+  const void* beta = nullptr;   ///< LayerNorm: shift, cols elements
+  void* y = nullptr;            ///< main output (softmax: y; backward: dx)
+  void* mean = nullptr;         ///< LayerNorm: per-row mean, fp32, rows elements
+  void* rstd = nullptr;         ///< LayerNorm: per-row 1 / sqrt(var + eps), fp32, rows elements
+  float eps = 1e-5f;            ///< LayerNorm (PyTorch's default)
+  float alpha = 1.0f;           ///< scale: the factor
+  void* workspace = nullptr;    ///< scratch memory, as many bytes as the variant asked for
+  size_t workspace_bytes = 0;
+};
+
+/// How many elements a tensor of an operation has.
+enum class Extent {
+  matrix,   ///< rows x cols
+  per_col,  ///< cols (gamma, beta)
+  per_row,  ///< rows (mean, rstd)
+};
+
+/// Where a tensor goes in Args (a pointer to member).
+using InputSlot = const void* Args::*;
+using OutputSlot = void* Args::*;
+
+/// One input of an operation: where it goes in Args, its length, and its type (the variant's
+/// storage type unless `fp32`).
+struct InputSpec {
+  const char* name;
+  InputSlot slot;
+  Extent extent;
+  bool fp32;
+};
+
+/// One output of an operation, likewise.
+struct OutputSpec {
+  const char* name;
+  OutputSlot slot;
+  Extent extent;
+  bool fp32;
+};
+
+/// The tensors of an operation, in the order reference() takes them.
+struct OpSpec {
+  std::vector<InputSpec> inputs;
+  std::vector<OutputSpec> outputs;
+};
+
+/// The tensors of `op`.
+const OpSpec& op_spec(Op op);
+
+/// "copy", "softmax", "layer_norm", ...: the first part of every benchmark name.
 const char* op_name(Op op);
 
+/// Elements of a tensor of this extent.
+int64_t extent_elems(Extent e, int64_t rows, int64_t cols);
+
+/// The element type of a tensor of an operation whose variant stores `t`.
+inline DType tensor_dtype(bool fp32, DType t) { return fp32 ? DType::f32 : t; }
+
 /// Bytes the operation must move through device memory: each input read once, each output
-/// written once. The effective bandwidth of a kernel is this over its time.
+/// written once (LayerNorm counts gamma, beta and the fp32 mean and rstd). The effective
+/// bandwidth of a kernel is this over its time.
 int64_t bytes_moved(Op op, int64_t rows, int64_t cols, DType t);
 
-/// Float64 reference for `rows` rows: x (and dy where the op has it) in, y out.
-void reference(Op op, const double* x, const double* dy, int64_t rows, int64_t cols, double* y);
+/// Float64 reference for `rows` rows. `in` holds the inputs in op_spec order, widened to double
+/// (matrix inputs: those rows; per-column inputs: all cols); `out` the outputs likewise.
+/// `a` supplies the scalars (eps, alpha).
+void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
+               const std::vector<double*>& out, const Args& a);
 
-/// The comparison's tolerance for this op's output in storage type t.
-Tolerance op_tolerance(Op op, DType t);
+/// The comparison's tolerance for output `output` (op_spec order) stored as `t`.
+Tolerance op_tolerance(Op op, DType t, int output = 0);
 
-/// True when the output must equal the reference bit for bit (copy).
+/// The tolerance for row `r` of output `output`, given that row's inputs `in` and references
+/// `ref` (as reference() takes and fills them). Most operations use op_tolerance(); LayerNorm
+/// widens it for rows whose mean is large against their spread (see ops.cpp: any fp32
+/// implementation loses those bits).
+Tolerance op_row_tolerance(Op op, DType t, int output, const std::vector<const double*>& in,
+                           const std::vector<double*>& ref, int64_t r, int64_t cols);
+
+/// True when the output must equal the reference rounded to the output type (NaN matching NaN):
+/// copy, ReLU and the casts.
 bool op_is_exact(Op op);
 
 /// True when the operation overwrites its input (the launcher gets x == y).
 bool op_in_place(Op op);
+
+/// True for elementwise operations: the tensor is rows x cols elements seen as one flat array,
+/// with no row structure.
+bool op_is_elementwise(Op op);
 
 }  // namespace course

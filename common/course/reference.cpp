@@ -103,6 +103,13 @@ void layer_norm(const double* x, const double* gamma, const double* beta, int64_
                 double* y, double* mean, double* rstd) {
   for (int64_t r = 0; r < rows; ++r) {
     const double* xr = x + r * cols;
+    bool finite = true;
+    for (int64_t j = 0; j < cols; ++j) finite = finite && std::isfinite(xr[j]);
+    if (!finite) {  // inf - inf inside any mean/variance update: NaN everywhere, as in PyTorch
+      mean[r] = rstd[r] = kNaN;
+      for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = kNaN;
+      continue;
+    }
     double m = 0;
     for (int64_t j = 0; j < cols; ++j) m += xr[j];
     m /= static_cast<double>(cols);
@@ -134,7 +141,9 @@ void reduce_scale(const double* x, int64_t rows, int64_t cols, double* y) {
 }
 
 double relu(double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }
-double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+// 0.5 * x * (1 + erf(x / sqrt(2))) written with erfc: 1 + erf(t) = erfc(-t), which keeps its
+// relative accuracy where 1 + erf cancels (x below about -5).
+double gelu(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
 double scale(double x, double s) { return x * s; }
 double fma3(double a, double b, double c) { return a * b + c; }
 

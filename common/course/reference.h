@@ -25,7 +25,8 @@ void log_softmax_backward(const double* y, const double* dy, int64_t rows, int64
 
 /// LayerNorm over the last dimension: y = (x - mean) * rstd * gamma + beta, with
 /// rstd = 1 / sqrt(var + eps), var the biased (population) variance, clamped at 0.
-/// mean and rstd are per row. eps is taken as the kernels take it: an fp32 value.
+/// mean and rstd are per row. eps is taken as the kernels take it: an fp32 value. A row holding
+/// an infinity or a NaN gives NaN y, mean and rstd (PyTorch's Welford reaches inf - inf).
 void layer_norm(const double* x, const double* gamma, const double* beta, int64_t rows, int64_t cols, float eps,
                 double* y, double* mean, double* rstd);
 
@@ -34,7 +35,7 @@ void reduce_scale(const double* x, int64_t rows, int64_t cols, double* y);
 
 /// ReLU: max(x, 0); NaN stays NaN.
 double relu(double x);
-/// GELU, erf form: 0.5 * x * (1 + erf(x / sqrt(2))).
+/// GELU, erf form: 0.5 * x * (1 + erf(x / sqrt(2))) = x * Phi(x), evaluated through erfc.
 double gelu(double x);
 /// x * s.
 double scale(double x, double s);

@@ -8,6 +8,7 @@
 
 #include "course/errors.h"
 #include "course/npy.h"
+#include "course/reference.h"
 #include "course/verify.h"
 
 namespace course {
@@ -88,13 +89,41 @@ struct Outcome {
   std::string detail;
 };
 
+// The value `v` as stored in type t (the exact operations' expected output).
+double round_to(DType t, double v) {
+  switch (t) {
+    case DType::f32:
+      return ref::round_to_f32(v);
+    case DType::f16:
+      return ref::round_to_f16(v);
+    case DType::bf16:
+      return ref::round_to_bf16(v);
+  }
+  return v;
+}
+
+// How the inputs other than x are filled: normal(0, 1) without outliers or special rows, each
+// from its own seed; the first per-column input (LayerNorm's gamma) centred on 1.
+FillSpec side_input_fill(const FillSpec& x_fill, int k, bool first_per_col) {
+  FillSpec f;
+  f.seed = x_fill.seed * 7919 + uint64_t(k);
+  f.outliers = false;
+  f.scale = first_per_col ? 0.5f : 1.0f;
+  f.shift = first_per_col ? 1.0f : 0.0f;
+  return f;
+}
+
 // Runs one case: fill, poison NaN, launch, check guards; poison finite, launch, check the two
-// outputs are bitwise equal; compare with the float64 reference.
+// outputs are bitwise equal; compare each output with the float64 reference.
 Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::string& save_dir) {
-  const int es = dtype_size(v.dtype);
-  const int64_t n = c.rows * c.cols;
+  const OpSpec& spec = op_spec(v.op);
+  auto elems = [&](Extent e) { return extent_elems(e, c.rows, c.cols); };
   size_t ws_bytes = v.workspace ? v.workspace(c.rows, c.cols, v.dtype) : 0;
-  size_t need = size_t((2 * (n + c.offset + kGuard)) * es) + ws_bytes + (size_t(64) << 20);
+  size_t need = ws_bytes + (size_t(64) << 20);
+  for (const InputSpec& t : spec.inputs)
+    need += size_t(elems(t.extent) + c.offset + kGuard) * dtype_size(tensor_dtype(t.fp32, v.dtype));
+  for (const OutputSpec& t : spec.outputs)
+    need += size_t(elems(t.extent) + c.offset + kGuard) * dtype_size(tensor_dtype(t.fp32, v.dtype));
   size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   if (need > free_b) {
@@ -102,93 +131,181 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
     std::snprintf(buf, sizeof buf, "needs %.1f GB of GPU memory, %.1f GB free", need / 1e9, free_b / 1e9);
     return {Outcome::skip, buf};
   }
-  // An in-place operation (ReduceScale) writes over its input: x and y are one view, refilled
+  // Every tensor gets its own view at the case's offset, with poisoned guards around it. An
+  // in-place operation (ReduceScale) writes over its input: x and y are one view, refilled
   // before each launch, and only the guards around it carry the poison.
   const bool in_place = op_in_place(v.op);
-  View x(n, c.offset, es);
-  std::optional<View> y_own;
-  if (!in_place) y_own.emplace(n, c.offset, es);
-  View& y = in_place ? x : *y_own;
+  std::vector<View> ins, outs;
+  ins.reserve(spec.inputs.size());
+  outs.reserve(spec.outputs.size());
+  for (const InputSpec& t : spec.inputs)
+    ins.emplace_back(elems(t.extent), c.offset, dtype_size(tensor_dtype(t.fp32, v.dtype)));
+  for (size_t k = 0; k < spec.outputs.size(); ++k) {
+    const OutputSpec& t = spec.outputs[k];
+    if (in_place && k == 0)
+      outs.emplace_back(0, 0, 1);  // placeholder: y is x
+    else
+      outs.emplace_back(elems(t.extent), c.offset, dtype_size(tensor_dtype(t.fp32, v.dtype)));
+  }
+  auto out_view = [&](size_t k) -> View& { return in_place && k == 0 ? ins[0] : outs[k]; };
   DeviceBuffer ws(ws_bytes);
   FillSpec f = c.fill;
   f.seed = c.seed;
-  fill(x.data, v.dtype, c.rows, c.cols, f, s);
   Args a;
   a.rows = c.rows;
   a.cols = c.cols;
-  a.x = x.data;
-  a.y = y.data;
+  bool seen_per_col = false;
+  auto fill_inputs = [&] {
+    for (size_t k = 0; k < spec.inputs.size(); ++k) {
+      const InputSpec& t = spec.inputs[k];
+      const DType dt = tensor_dtype(t.fp32, v.dtype);
+      if (k == 0) {
+        fill(ins[0].data, dt, c.rows, c.cols, f, s);
+      } else {
+        const bool first_per_col = t.extent == Extent::per_col && !seen_per_col;
+        seen_per_col = seen_per_col || t.extent == Extent::per_col;
+        fill(ins[k].data, dt, 1, elems(t.extent), side_input_fill(f, int(k), first_per_col), s);
+      }
+    }
+    seen_per_col = false;
+  };
+  fill_inputs();
+  for (size_t k = 0; k < spec.inputs.size(); ++k) a.*(spec.inputs[k].slot) = ins[k].data;
+  for (size_t k = 0; k < spec.outputs.size(); ++k) a.*(spec.outputs[k].slot) = out_view(k).data;
   a.workspace = ws.get();
   a.workspace_bytes = ws_bytes;
 
   auto launch_with_poison = [&](uint8_t pattern) {
-    poison(y.buf.get(), y.buf.bytes(), pattern, s);
-    if (in_place) fill(x.data, v.dtype, c.rows, c.cols, f, s);
+    for (size_t k = 0; k < spec.outputs.size(); ++k) poison(out_view(k).buf.get(), out_view(k).buf.bytes(), pattern, s);
+    if (in_place) fill(ins[0].data, v.dtype, c.rows, c.cols, f, s);
     CUDA_CHECK(cudaStreamSynchronize(s));
     v.launch(a, s);
     CUDA_CHECK(cudaStreamSynchronize(s));
     CUDA_CHECK(cudaGetLastError());
   };
+  auto guards_ok = [&](uint8_t pattern) {
+    for (size_t k = 0; k < spec.outputs.size(); ++k)
+      if (!guards_intact(out_view(k), c.offset, pattern)) return false;
+    return true;
+  };
 
+  // The rows checked; per-row outputs are read at the same rows, per-column inputs whole.
   const auto ids = rows_to_check(c.rows, c.cols, c.seed);
-  std::vector<char> xraw;  // the input, read before any launch can overwrite it
+  const std::vector<int64_t> row0{0};
+  auto fetch_tensor = [&](const void* dev, DType t, Extent e, std::vector<char>* raw) {
+    switch (e) {
+      case Extent::matrix:
+        return fetch_rows(dev, t, c.cols, ids, raw);
+      case Extent::per_row:
+        return fetch_rows(dev, t, 1, ids, raw);
+      default:
+        return fetch_rows(dev, t, c.cols, row0, raw);
+    }
+  };
+  std::vector<std::vector<char>> in_raw(spec.inputs.size());  // read before any launch overwrites x
+  std::vector<std::vector<double>> in_val(spec.inputs.size());
   CUDA_CHECK(cudaStreamSynchronize(s));
-  std::vector<double> xin = fetch_rows(x.data, v.dtype, c.cols, ids, &xraw);
+  for (size_t k = 0; k < spec.inputs.size(); ++k)
+    in_val[k] = fetch_tensor(ins[k].data, tensor_dtype(spec.inputs[k].fp32, v.dtype), spec.inputs[k].extent,
+                             &in_raw[k]);
   try {
     launch_with_poison(kNaNPoison);
   } catch (const UsageError& e) {
     return {Outcome::fail, std::string("refused a shape inside its limits: ") + e.what()};
   }
-  if (!guards_intact(y, c.offset, kNaNPoison)) return {Outcome::fail, "wrote outside its output view"};
-  std::vector<char> raw1, raw2;
-  std::vector<double> got = fetch_rows(y.data, v.dtype, c.cols, ids, &raw1);
+  if (!guards_ok(kNaNPoison)) return {Outcome::fail, "wrote outside its output view"};
+  const size_t nout = spec.outputs.size();
+  std::vector<std::vector<char>> raw1(nout), raw2(nout);
+  std::vector<std::vector<double>> got(nout);
+  for (size_t k = 0; k < nout; ++k)
+    got[k] = fetch_tensor(out_view(k).data, tensor_dtype(spec.outputs[k].fp32, v.dtype), spec.outputs[k].extent,
+                          &raw1[k]);
   launch_with_poison(kFinitePoison);
-  if (!guards_intact(y, c.offset, kFinitePoison)) return {Outcome::fail, "wrote outside its output view"};
-  fetch_rows(y.data, v.dtype, c.cols, ids, &raw2);
-  if (raw1 != raw2) {
-    size_t i = 0;
-    while (i < raw1.size() && raw1[i] == raw2[i]) ++i;
-    int64_t e = int64_t(i / es);
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "two launches on the same input differ (row %lld, col %lld): an element left "
-                  "unwritten (it holds the poison) or a nondeterministic result",
-                  (long long)ids[e / c.cols], (long long)(e % c.cols));
-    return {Outcome::fail, buf};
+  if (!guards_ok(kFinitePoison)) return {Outcome::fail, "wrote outside its output view"};
+  for (size_t k = 0; k < nout; ++k) {
+    const DType ot = tensor_dtype(spec.outputs[k].fp32, v.dtype);
+    const int64_t width = spec.outputs[k].extent == Extent::matrix ? c.cols : 1;
+    fetch_tensor(out_view(k).data, ot, spec.outputs[k].extent, &raw2[k]);
+    if (raw1[k] != raw2[k]) {
+      size_t i = 0;
+      while (i < raw1[k].size() && raw1[k][i] == raw2[k][i]) ++i;
+      int64_t e = int64_t(i / dtype_size(ot));
+      char buf[240];
+      std::snprintf(buf, sizeof buf,
+                    "two launches on the same input differ (%s, row %lld, col %lld): an element left "
+                    "unwritten (it holds the poison) or a nondeterministic result",
+                    spec.outputs[k].name, (long long)ids[e / width], (long long)(e % width));
+      return {Outcome::fail, buf};
+    }
   }
-  std::vector<double> ref(xin.size());
-  reference(v.op, xin.data(), nullptr, int64_t(ids.size()), c.cols, ref.data());
+  std::vector<std::vector<double>> ref(nout);
+  std::vector<const double*> in_ptr;
+  std::vector<double*> ref_ptr;
+  for (auto& iv : in_val) in_ptr.push_back(iv.data());
+  for (size_t k = 0; k < nout; ++k) {
+    ref[k].resize(got[k].size());
+    ref_ptr.push_back(ref[k].data());
+  }
+  reference(v.op, in_ptr, int64_t(ids.size()), c.cols, ref_ptr, a);
 
   if (!save_dir.empty()) {
     mkdir(save_dir.c_str(), 0755);
     std::string stem = save_dir + "/" + op_name(v.op) + "_" + v.kernel + "_" + dtype_name(v.dtype);
-    std::vector<int64_t> shape{int64_t(ids.size()), c.cols};
-    write_npy_dtype(stem + "_x.npy", xraw.data(), v.dtype, shape);
-    write_npy_dtype(stem + "_y.npy", raw1.data(), v.dtype, shape);
-    write_npy(stem + "_ref.npy", ref.data(), "<f8", shape);
-    std::printf("  saved %s_{x,y,ref}.npy\n", stem.c_str());
+    auto shape_of = [&](Extent e) {
+      return e == Extent::matrix    ? std::vector<int64_t>{int64_t(ids.size()), c.cols}
+             : e == Extent::per_row ? std::vector<int64_t>{int64_t(ids.size())}
+                                    : std::vector<int64_t>{c.cols};
+    };
+    for (size_t k = 0; k < spec.inputs.size(); ++k)
+      write_npy_dtype(stem + "_" + spec.inputs[k].name + ".npy", in_raw[k].data(),
+                      tensor_dtype(spec.inputs[k].fp32, v.dtype), shape_of(spec.inputs[k].extent));
+    for (size_t k = 0; k < nout; ++k) {
+      const OutputSpec& o = spec.outputs[k];
+      write_npy_dtype(stem + "_" + o.name + ".npy", raw1[k].data(), tensor_dtype(o.fp32, v.dtype), shape_of(o.extent));
+      write_npy(stem + "_ref_" + o.name + ".npy", ref[k].data(), "<f8", shape_of(o.extent));
+    }
+    std::printf("  saved %s_*.npy (inputs, outputs, float64 references)\n", stem.c_str());
   }
 
-  CompareResult r;
-  if (op_is_exact(v.op)) {
-    r.checked = int64_t(got.size());
-    for (int64_t i = 0; i < r.checked; ++i) {
-      if (load_bits(xraw.data(), v.dtype, i) != load_bits(raw1.data(), v.dtype, i)) {
-        ++r.failed;
-        if (r.first.size() < 8) r.first.push_back({ids[i / c.cols], i % c.cols, got[i], ref[i]});
+  std::string details, failures;
+  bool all_ok = true;
+  for (size_t k = 0; k < nout; ++k) {
+    const OutputSpec& o = spec.outputs[k];
+    const DType ot = tensor_dtype(o.fp32, v.dtype);
+    const int64_t width = o.extent == Extent::matrix ? c.cols : 1;
+    CompareResult r;
+    if (op_is_exact(v.op)) {  // the reference rounded to the output type, NaN matching NaN
+      r.checked = int64_t(got[k].size());
+      for (int64_t i = 0; i < r.checked; ++i) {
+        const double want = round_to(ot, ref[k][i]);
+        const bool same = std::isnan(want) ? std::isnan(got[k][i]) : got[k][i] == want;
+        if (!same) {
+          ++r.failed;
+          if (r.first.size() < 8) r.first.push_back({ids[i / width], i % width, got[k][i], want});
+        }
+      }
+    } else {
+      for (size_t i = 0; i < ids.size(); ++i) {
+        Tolerance tol = op_row_tolerance(v.op, v.dtype, int(k), in_ptr, ref_ptr, int64_t(i), c.cols);
+        merge(r, compare(got[k].data() + i * width, ref[k].data() + i * width, 1, width, tol, &ids[i]));
       }
     }
-  } else {
-    r = compare(got.data(), ref.data(), int64_t(ids.size()), c.cols, op_tolerance(v.op, v.dtype), ids.data());
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%s%smax_abs_err %.3g, max_rel_err %.3g over %lld elements",
+                  details.empty() ? "" : "; ", nout > 1 ? (std::string(o.name) + ": ").c_str() : "", r.max_abs_err,
+                  r.max_rel_err, (long long)r.checked);
+    details += buf;
+    if (!r.ok()) {
+      all_ok = false;
+      char head[160];
+      std::snprintf(head, sizeof head, "%s: %lld of %lld elements out of tolerance; first mismatches:\n", o.name,
+                    (long long)r.failed, (long long)r.checked);
+      failures += head + describe(r);
+    }
   }
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "max_abs_err %.3g, max_rel_err %.3g over %lld elements%s", r.max_abs_err,
-                r.max_rel_err, (long long)r.checked, ids.size() < size_t(c.rows) ? " (sampled rows)" : "");
-  if (r.ok()) return {Outcome::pass, buf};
-  char head[128];
-  std::snprintf(head, sizeof head, "%lld of %lld elements out of tolerance; first mismatches:\n", (long long)r.failed,
-                (long long)r.checked);
-  return {Outcome::fail, std::string(head) + describe(r) + "    (" + buf + ")"};
+  if (ids.size() < size_t(c.rows)) details += " (sampled rows)";
+  if (all_ok) return {Outcome::pass, details};
+  return {Outcome::fail, failures + "    (" + details + ")"};
 }
 
 // Calls the launcher with arguments it must refuse; passes when it throws UsageError, launches
@@ -316,8 +433,8 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
       Args a;
       a.rows = 0;
       a.cols = 8;
-      a.x = xb.get();
-      a.y = yb.get();
+      for (const InputSpec& t : op_spec(v.op).inputs) a.*(t.slot) = xb.get();
+      for (const OutputSpec& t : op_spec(v.op).outputs) a.*(t.slot) = yb.get();
       Outcome o{Outcome::pass, "no-op"};
       try {
         v.launch(a, s);
@@ -332,24 +449,44 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
       report(std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype), "rows = 0", o);
     }
     // Bad arguments are refused with a message naming them.
+    const OpSpec& spec = op_spec(v.op);
     DeviceBuffer xb(4096), yb(4096);
-    auto args = [&](int64_t r, int64_t c, bool null_x, bool null_y) {
+    // Every tensor of the op points at a valid buffer, except the one named `null_slot`.
+    auto args = [&](int64_t r, int64_t c, const char* null_slot = "") {
       Args a;
       a.rows = r;
       a.cols = c;
-      a.x = null_x ? nullptr : xb.get();
-      a.y = null_y ? nullptr : yb.get();
+      for (const InputSpec& t : spec.inputs) a.*(t.slot) = std::strcmp(t.name, null_slot) ? xb.get() : nullptr;
+      for (const OutputSpec& t : spec.outputs) a.*(t.slot) = std::strcmp(t.name, null_slot) ? yb.get() : nullptr;
       return a;
     };
     std::string base = std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype);
-    report(base, "cols = 0", expect_refusal(v, args(4, 0, false, false), s));
-    report(base, "cols = -1", expect_refusal(v, args(4, -1, false, false), s));
-    report(base, "rows = -1", expect_refusal(v, args(-1, 8, false, false), s));
-    report(base, "null input", expect_refusal(v, args(4, 8, true, false), s));
-    report(base, "null output", expect_refusal(v, args(4, 8, false, true), s));
+    report(base, "cols = 0", expect_refusal(v, args(4, 0), s));
+    report(base, "cols = -1", expect_refusal(v, args(4, -1), s));
+    report(base, "rows = -1", expect_refusal(v, args(-1, 8), s));
+    for (const InputSpec& t : spec.inputs)
+      report(base, std::string("null input ") + t.name, expect_refusal(v, args(4, 8, t.name), s));
+    for (const OutputSpec& t : spec.outputs)
+      report(base, std::string("null output ") + t.name, expect_refusal(v, args(4, 8, t.name), s));
     if (v.limits.max_cols > 0)
-      report(base, "largest cols + 1 (" + v.limits.text + ")",
-             expect_refusal(v, args(1, v.limits.max_cols + 1, false, false), s));
+      report(base, "largest cols + 1 (" + v.limits.text + ")", expect_refusal(v, args(1, v.limits.max_cols + 1), s));
+  }
+  // The chapter's own checks (exhaustive casts, ...), selected like the variants.
+  if (!opt.single_case() && !opt.large) {
+    for (const Chapter::Check& chk : ch.checks()) {
+      if (!opt.kernel.empty() && chk.kernel.find(opt.kernel) == std::string::npos) continue;
+      if (opt.dtype && *opt.dtype != chk.dtype) continue;
+      if (opt.quick) continue;  // the sanitizers' runs: these are long and launch nothing new
+      ++selected;
+      std::string detail;
+      Outcome o;
+      try {
+        o = chk.run(s, &detail) ? Outcome{Outcome::pass, detail} : Outcome{Outcome::fail, detail};
+      } catch (const std::exception& e) {
+        o = {Outcome::fail, e.what()};
+      }
+      report(chk.name, "", o);
+    }
   }
   CUDA_CHECK(cudaStreamDestroy(s));
   if (selected == 0)
