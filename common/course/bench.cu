@@ -32,25 +32,6 @@ std::string run_cmd(const std::string& cmd) {
   return out;
 }
 
-// The commit the numbers belong to: $COURSE_GIT_COMMIT, else git in the source tree, else
-// "unknown". Anything that is not a hexadecimal hash (with an optional "-dirty") is not trusted.
-bool looks_like_commit(const std::string& c) {
-  std::string h = c.size() > 6 && c.compare(c.size() - 6, 6, "-dirty") == 0 ? c.substr(0, c.size() - 6) : c;
-  return h.size() >= 7 && h.size() <= 64 && h.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
-std::string git_commit() {
-  if (const char* e = std::getenv("COURSE_GIT_COMMIT"); e && *e) {
-    std::string c = e;
-    return looks_like_commit(c) ? c : "unknown (COURSE_GIT_COMMIT='" + c.substr(0, 40) + "' is not a commit)";
-  }
-  std::string dir = COURSE_SOURCE_DIR;
-  std::string c = run_cmd("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
-  if (!looks_like_commit(c)) return "unknown (no git repository and no COURSE_GIT_COMMIT)";
-  if (!run_cmd("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty()) c += "-dirty";
-  return c;
-}
-
 // One CUDA event pair, reused for every launch of a benchmark.
 class EventPair {
  public:
@@ -172,6 +153,25 @@ std::string human_bytes(double b) {
 }
 
 }  // namespace
+
+// The commit the numbers belong to: $COURSE_GIT_COMMIT, else git in the source tree, else
+// "unknown". Anything that is not a hexadecimal hash (with an optional "-dirty") is not trusted.
+static bool looks_like_commit(const std::string& c) {
+  std::string h = c.size() > 6 && c.compare(c.size() - 6, 6, "-dirty") == 0 ? c.substr(0, c.size() - 6) : c;
+  return h.size() >= 7 && h.size() <= 64 && h.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+std::string git_commit() {
+  if (const char* e = std::getenv("COURSE_GIT_COMMIT"); e && *e) {
+    std::string c = e;
+    return looks_like_commit(c) ? c : "unknown (COURSE_GIT_COMMIT='" + c.substr(0, 40) + "' is not a commit)";
+  }
+  std::string dir = COURSE_SOURCE_DIR;
+  std::string c = run_cmd("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
+  if (!looks_like_commit(c)) return "unknown (no git repository and no COURSE_GIT_COMMIT)";
+  if (!run_cmd("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty()) c += "-dirty";
+  return c;
+}
 
 int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev, const char* argv0) {
   cudaStream_t s;

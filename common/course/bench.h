@@ -7,12 +7,18 @@
 /// the same as a percentage of a device-to-device cudaMemcpy measured once in the process.
 #pragma once
 
+#include <string>
+
 #include "course/cli.h"
 #include "course/device.h"
 #include "course/harness.h"
 #include "course/stats.h"
 
 namespace course {
+
+/// The commit the numbers belong to: $COURSE_GIT_COMMIT, else git in the source tree (with
+/// "-dirty" when tracked files changed), else "unknown (...)". Only a hexadecimal hash is trusted.
+std::string git_commit();
 
 /// Registers and runs the chapter's sweep. Returns the exit code.
 int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev, const char* argv0);

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 #include <type_traits>
 
 #include "course/convert.cuh"
@@ -75,11 +77,11 @@ struct ScalarConvert {
 
 /// [widest_pack]
 /// Calls f(std::integral_constant<int, N>{}) with N the largest pack, up to kMaxPack elements (16
-/// bytes of T by default), that divides cols and to which both x and y are aligned: a misaligned
+/// bytes of T by default), that divides cols and to which every pointer of `ptrs` is aligned: a misaligned
 /// view or an odd cols falls back to narrower packs, down to one element (host side).
 template <typename T, int kMaxPack = 16 / sizeof(T), typename F>
-void with_widest_pack(int64_t cols, const void* x, const void* y, F&& f) {
-  const int pack = max_aligned_pack(sizeof(T), kMaxPack, cols, {x, y});
+void with_widest_pack(int64_t cols, std::initializer_list<const void*> ptrs, F&& f) {
+  const int pack = max_aligned_pack(sizeof(T), kMaxPack, cols, ptrs);
   if constexpr (kMaxPack >= 8) {
     if (pack == 8) return f(std::integral_constant<int, 8>{});
   }
@@ -92,5 +94,11 @@ void with_widest_pack(int64_t cols, const void* x, const void* y, F&& f) {
   f(std::integral_constant<int, 1>{});
 }
 /// [widest_pack]
+
+/// The same for the usual pair of pointers, input and output.
+template <typename T, int kMaxPack = 16 / sizeof(T), typename F>
+void with_widest_pack(int64_t cols, const void* x, const void* y, F&& f) {
+  with_widest_pack<T, kMaxPack>(cols, {x, y}, std::forward<F>(f));
+}
 
 }  // namespace course

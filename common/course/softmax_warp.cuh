@@ -20,6 +20,7 @@
 #include "course/launch_math.h"
 #include "course/pack.cuh"
 #include "course/warp.cuh"
+#include "course/warp_dispatch.cuh"
 
 namespace course {
 
@@ -107,37 +108,6 @@ void launch_softmax_warp(const Args& a, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-/// [dispatch]
-// cols <= 32 * kPack: one pack per lane, in the narrowest power-of-two group that covers the row.
-template <typename T, typename Convert, int kPack, int kWidth>
-void dispatch_narrow(const Args& a, cudaStream_t stream) {
-  if constexpr (kWidth < 32) {
-    if (a.cols > int64_t(kWidth) * kPack) return dispatch_narrow<T, Convert, kPack, kWidth * 2>(a, stream);
-  }
-  launch_softmax_warp<T, Convert, kPack, kPack, kWidth>(a, stream);
-}
-
-// Wider rows: a full warp, and the fewest columns per lane that cover the row. Each step adds a
-// pack (two packs past four), to bound the number of kernels compiled.
-template <typename T, typename Convert, int kPack, int kColsPerThread>
-void dispatch_wide(const Args& a, cudaStream_t stream) {
-  if constexpr (kColsPerThread < 32) {
-    constexpr int kNext = kColsPerThread + (kColsPerThread / kPack < 4 ? kPack : 2 * kPack);
-    if (a.cols > int64_t(kColsPerThread) * 32)
-      return dispatch_wide<T, Convert, kPack, (kNext < 32 ? kNext : 32)>(a, stream);
-  }
-  launch_softmax_warp<T, Convert, kPack, kColsPerThread, 32>(a, stream);
-}
-
-template <typename T, typename Convert, int kPack>
-void dispatch_cols(const Args& a, cudaStream_t stream) {
-  if (a.cols <= 32 * kPack)
-    dispatch_narrow<T, Convert, kPack, 1>(a, stream);
-  else
-    dispatch_wide<T, Convert, kPack, 2 * kPack>(a, stream);
-}
-/// [dispatch]
-
 }  // namespace detail
 
 /// Softmax of each row, cols <= 1024, one group of lanes per row, in the widest pack (up to
@@ -145,8 +115,13 @@ void dispatch_cols(const Args& a, cudaStream_t stream) {
 template <typename T, typename Convert, int kMaxPack>
 void softmax_warp(const Args& a, cudaStream_t stream) {
   if (!check_rowwise_args(a, kWarpSoftmaxMaxCols, "the warp path holds cols <= 1024 in registers")) return;
-  with_widest_pack<T, kMaxPack>(
-      a.cols, a.x, a.y, [&](auto pack) { detail::dispatch_cols<T, Convert, decltype(pack)::value>(a, stream); });
+  with_widest_pack<T, kMaxPack>(a.cols, a.x, a.y, [&](auto pack) {
+    constexpr int kPack = decltype(pack)::value;
+    dispatch_warp_shape<kPack>(a.cols, [&](auto cols_per_thread, auto width) {
+      detail::launch_softmax_warp<T, Convert, kPack, decltype(cols_per_thread)::value, decltype(width)::value>(a,
+                                                                                                              stream);
+    });
+  });
 }
 
 }  // namespace course

@@ -1,0 +1,251 @@
+/// @file layer_norm.cu
+/// @brief Chapter 09: LayerNorm forward, y = (x - mean) * rstd * gamma + beta over each row, with
+/// the per-row mean and rstd, the statistics by Welford (common/course/welford.cuh). Three paths
+/// chosen by cols, as in softmax: a group of lanes per row with the row in registers (cols <=
+/// 1024), a block per row with the row cached in shared memory, and a block per row that reads the
+/// row twice from global memory when it does not fit on chip.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <string>
+
+#include "course/device.h"
+#include "course/errors.h"
+#include "course/harness.h"
+#include "course/launch_math.h"
+#include "course/occupancy.cuh"
+#include "course/pack.cuh"
+#include "course/warp.cuh"
+#include "course/warp_dispatch.cuh"
+#include "course/welford.cuh"
+#include "layer_norm.cuh"
+
+namespace {
+
+using course::Pack;
+using course::Welford;
+
+constexpr int kWarpBlock = 128;
+constexpr int64_t kWarpMaxCols = 1024;
+constexpr int64_t kMinPacksPerThread = 4;  // chapter 06: a block size must give each thread 4 packs
+
+/// The output of one pack: (v - mean) * rstd * gamma + beta, gamma and beta read in the same pack.
+template <typename T, int kPack>
+__device__ __forceinline__ void normalize_pack(const float* v, const T* gamma, const T* beta, float mu, float rs,
+                                               T* out) {
+  using Convert = course::ScalarConvert<T>;
+  float g[kPack], b[kPack], o[kPack];
+  Convert::to_floats(course::load_pack<T, kPack>(gamma), g);
+  Convert::to_floats(course::load_pack<T, kPack>(beta), b);
+#pragma unroll
+  for (int j = 0; j < kPack; ++j) o[j] = (v[j] - mu) * rs * g[j] + b[j];
+  Pack<T, kPack> pk;
+  Convert::from_floats(o, pk);
+  course::store_pack<T, kPack>(out, pk);
+}
+
+/// [warp_kernel]
+// A group of kWidth lanes per row (kRows rows at a time), each lane holding kColsPerThread
+// columns in registers: Welford per lane while loading, a group merge, then normalize from
+// registers. x is read once and y written once.
+template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows>
+__global__ void __launch_bounds__(kWarpBlock)
+    layer_norm_warp_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
+                           T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t rows,
+                           int64_t cols, float eps) {
+  constexpr int kPacks = kColsPerThread / kPack;
+  const int lane = threadIdx.x % kWidth;
+  const unsigned mask = course::group_mask<kWidth>();
+  const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
+  const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
+
+  float v[kRows][kColsPerThread];
+  for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
+    Welford w[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int64_t row = row0 + r;
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+        if (row < rows && col < cols) {
+          course::ScalarConvert<T>::to_floats(course::load_pack<T, kPack>(x + row * cols + col), &v[r][p * kPack]);
+#pragma unroll
+          for (int j = 0; j < kPack; ++j) course::welford_update(w[r], v[r][p * kPack + j]);
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) w[r] = course::group_welford<kWidth>(w[r], mask);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int64_t row = row0 + r;
+      if (row >= rows) continue;
+      float mu, rs;
+      course::welford_finish(w[r], eps, &mu, &rs);
+      if (lane == 0) {
+        mean[row] = mu;
+        rstd[row] = rs;
+      }
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+        if (col < cols) normalize_pack<T, kPack>(&v[r][p * kPack], gamma + col, beta + col, mu, rs, y + row * cols + col);
+      }
+    }
+  }
+}
+/// [warp_kernel]
+
+template <typename T, int kPack, int kColsPerThread, int kWidth>
+void launch_warp(const course::Args& a, cudaStream_t stream) {
+  constexpr int kRows = (kColsPerThread / kPack <= 4 && kColsPerThread <= 16) ? 2 : 1;
+  constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
+  const auto blocks =
+      static_cast<unsigned>(course::grid_blocks(a.rows, kRowsPerBlock, course::sm_count(), 2048 / kWarpBlock, 8));
+  layer_norm_warp_kernel<T, kPack, kColsPerThread, kWidth, kRows><<<blocks, kWarpBlock, 0, stream>>>(
+      static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta), static_cast<T*>(a.y),
+      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.rows, a.cols, a.eps);
+  CUDA_CHECK_LAUNCH();
+}
+
+/// [block_kernel]
+// A block per row. Pass 1 reads the row in packs and feeds Welford; with kCached each pack is
+// also kept in shared memory, in the storage type (16 bytes per thread per store: conflict-free
+// in the natural layout, and half the shared memory of an fp32 copy for fp16). Pass 2 takes the
+// row from shared memory, or reads it again from global memory (uncached: rows past the shared
+// memory; the re-read hits L2 when the rows in flight fit there).
+template <typename T, int kPack, int kBlock, bool kCached>
+__global__ void __launch_bounds__(kBlock)
+    layer_norm_block_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
+                            T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t cols,
+                            float eps) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto* cache = reinterpret_cast<Pack<T, kPack>*>(smem);
+  using Convert = course::ScalarConvert<T>;
+  const int64_t num_packs = cols / kPack;
+  const int64_t row = blockIdx.x;
+  const T* xr = x + row * cols;
+  T* yr = y + row * cols;
+
+  Welford w;
+  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
+    const Pack<T, kPack> pk = course::load_pack<T, kPack>(xr + p * kPack);
+    if constexpr (kCached) cache[p] = pk;
+    float v[kPack];
+    Convert::to_floats(pk, v);
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) course::welford_update(w, v[j]);
+  }
+  w = course::block_welford<kBlock>(w);
+  float mu, rs;
+  course::welford_finish(w, eps, &mu, &rs);
+  if (threadIdx.x == 0) {
+    mean[row] = mu;
+    rstd[row] = rs;
+  }
+  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // a thread's own packs: no barrier
+    float v[kPack];
+    Convert::to_floats(kCached ? cache[p] : course::load_pack<T, kPack>(xr + p * kPack), v);
+    normalize_pack<T, kPack>(v, gamma + p * kPack, beta + p * kPack, mu, rs, yr + p * kPack);
+  }
+}
+/// [block_kernel]
+
+template <typename T, int kPack, int kBlock, bool kCached>
+auto block_kernel() {
+  return layer_norm_block_kernel<T, kPack, kBlock, kCached>;
+}
+
+template <typename T, int kPack, int kBlock, bool kCached>
+void launch_block(const course::Args& a, size_t smem, cudaStream_t stream) {
+  course::allow_max_smem(block_kernel<T, kPack, kBlock, kCached>());
+  layer_norm_block_kernel<T, kPack, kBlock, kCached><<<unsigned(a.rows), kBlock, smem, stream>>>(
+      static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta), static_cast<T*>(a.y),
+      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.cols, a.eps);
+  CUDA_CHECK_LAUNCH();
+}
+
+// Chapter 06's rule: among the block sizes that give each thread at least 4 packs (128 always
+// qualifies), the most resident threads per SM for this row's shared memory; ties to the larger.
+template <typename T, int kPack, bool kCached>
+void dispatch_block(const course::Args& a, cudaStream_t stream) {
+  const size_t smem = kCached ? size_t(a.cols) * sizeof(T) : 0;
+  const int64_t num_packs = a.cols / kPack;
+  auto usable = [&](int block) { return block == 128 || block * kMinPacksPerThread <= num_packs; };
+  const int t128 = course::resident_threads(block_kernel<T, kPack, 128, kCached>(), 128, smem);
+  const int t256 = usable(256) ? course::resident_threads(block_kernel<T, kPack, 256, kCached>(), 256, smem) : 0;
+  const int t512 = usable(512) ? course::resident_threads(block_kernel<T, kPack, 512, kCached>(), 512, smem) : 0;
+  const int t1024 = usable(1024) ? course::resident_threads(block_kernel<T, kPack, 1024, kCached>(), 1024, smem) : 0;
+  const int best = std::max(std::max(t128, t256), std::max(t512, t1024));
+  course::require(best > 0, "cols = ", a.cols, ": no block size fits its shared memory on this GPU");
+  if (t1024 == best) return launch_block<T, kPack, 1024, kCached>(a, smem, stream);
+  if (t512 == best) return launch_block<T, kPack, 512, kCached>(a, smem, stream);
+  if (t256 == best) return launch_block<T, kPack, 256, kCached>(a, smem, stream);
+  launch_block<T, kPack, 128, kCached>(a, smem, stream);
+}
+
+// Every tensor the packs touch: x, y, gamma and beta must all be aligned to the pack.
+template <typename T, typename F>
+void with_pack(const course::Args& a, F&& f) {
+  course::with_widest_pack<T>(a.cols, {a.x, a.y, a.gamma, a.beta}, std::forward<F>(f));
+}
+
+}  // namespace
+
+template <typename T>
+int64_t layer_norm_smem_max_cols() {
+  const int optin = course::smem_per_block_optin();
+  if (optin == 0) return 0;
+  constexpr int kMaxPack = 16 / sizeof(T);  // the largest static part: 1024 threads
+  const size_t static_bytes = course::allow_max_smem(block_kernel<T, kMaxPack, 1024, true>());
+  return (int64_t(optin) - int64_t(static_bytes)) / int64_t(sizeof(T));
+}
+
+template <typename T>
+void layer_norm_warp(const course::Args& a, cudaStream_t stream) {
+  if (!course::check_op_args(a, course::Op::layer_norm, kWarpMaxCols, "the warp path holds cols <= 1024 in registers"))
+    return;
+  with_pack<T>(a, [&](auto pack) {
+    constexpr int kPack = decltype(pack)::value;
+    course::dispatch_warp_shape<kPack>(a.cols, [&](auto cols_per_thread, auto width) {
+      launch_warp<T, kPack, decltype(cols_per_thread)::value, decltype(width)::value>(a, stream);
+    });
+  });
+}
+
+template <typename T>
+void layer_norm_smem(const course::Args& a, cudaStream_t stream) {
+  const int64_t max_cols = layer_norm_smem_max_cols<T>();
+  const std::string limit = "the row must fit in shared memory: cols <= " + std::to_string(max_cols) + " on this GPU";
+  if (!course::check_op_args(a, course::Op::layer_norm, max_cols, limit.c_str())) return;
+  course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks (one per row)");
+  with_pack<T>(a, [&](auto pack) { dispatch_block<T, decltype(pack)::value, true>(a, stream); });
+}
+
+template <typename T>
+void layer_norm_uncached(const course::Args& a, cudaStream_t stream) {
+  if (!course::check_op_args(a, course::Op::layer_norm)) return;
+  course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks (one per row)");
+  with_pack<T>(a, [&](auto pack) { dispatch_block<T, decltype(pack)::value, false>(a, stream); });
+}
+
+/// [dispatch]
+template <typename T>
+void layer_norm(const course::Args& a, cudaStream_t stream) {
+  if (a.cols <= kWarpMaxCols) return layer_norm_warp<T>(a, stream);          // row in registers
+  if (a.cols <= layer_norm_smem_max_cols<T>()) return layer_norm_smem<T>(a, stream);  // in shared memory
+  layer_norm_uncached<T>(a, stream);                                           // read twice
+}
+/// [dispatch]
+
+#define INSTANTIATE(T)                                                            \
+  template int64_t layer_norm_smem_max_cols<T>();                                \
+  template void layer_norm_warp<T>(const course::Args&, cudaStream_t);          \
+  template void layer_norm_smem<T>(const course::Args&, cudaStream_t);          \
+  template void layer_norm_uncached<T>(const course::Args&, cudaStream_t);      \
+  template void layer_norm<T>(const course::Args&, cudaStream_t);
+INSTANTIATE(float)
+INSTANTIATE(__half)
+INSTANTIATE(__nv_bfloat16)

@@ -1,0 +1,53 @@
+/// @file main.cu
+/// @brief Chapter 09's executable: the LayerNorm variants on the common harness, and
+/// `--accuracy FILE` for the variance experiment.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "course/harness.h"
+#include "layer_norm.cuh"
+
+int main(int argc, char** argv) {
+  using course::DType;
+  using course::Op;
+  if (argc >= 2 && std::strcmp(argv[1], "--accuracy") == 0) {
+    if (argc != 3) {
+      std::fprintf(stderr, "usage: %s --accuracy FILE.json\n", argv[0]);
+      return 2;
+    }
+    return run_accuracy_experiment(argv[2]);
+  }
+  course::Chapter ch("09_welford_layernorm", "LayerNorm with Welford statistics: warp, shared-memory, uncached");
+  const course::Limits warp{1024, {32, 64, 128, 256, 512}, "cols <= 1024; the row in registers, 16-byte packs"};
+  // The shared-memory limit is read from the GPU (0 when there is none: --list still works).
+  auto limit_text = [](int64_t max_cols) {
+    return max_cols > 0 ? std::to_string(max_cols) : std::string("the GPU's shared memory");
+  };
+  auto smem = [&](int64_t max_cols) {
+    return course::Limits{max_cols, {}, "cols <= " + limit_text(max_cols) + " (the row in shared memory); rows < 2^31"};
+  };
+  const course::Limits uncached{0, {}, "any cols (rows < 2^31); the row read twice"};
+  auto dispatch = [&](int64_t smem_max) {
+    return course::Limits{
+        0, {1024, smem_max}, "any cols: warp <= 1024 < shared memory <= " + limit_text(smem_max) + " < uncached"};
+  };
+  ch.add(Op::layer_norm, "warp", DType::f32, layer_norm_warp<float>, warp);
+  ch.add(Op::layer_norm, "warp", DType::f16, layer_norm_warp<__half>, warp);
+  ch.add(Op::layer_norm, "warp", DType::bf16, layer_norm_warp<__nv_bfloat16>, warp);
+  ch.add(Op::layer_norm, "smem", DType::f32, layer_norm_smem<float>, smem(layer_norm_smem_max_cols<float>()));
+  ch.add(Op::layer_norm, "smem", DType::f16, layer_norm_smem<__half>, smem(layer_norm_smem_max_cols<__half>()));
+  ch.add(Op::layer_norm, "smem", DType::bf16, layer_norm_smem<__nv_bfloat16>,
+         smem(layer_norm_smem_max_cols<__nv_bfloat16>()));
+  ch.add(Op::layer_norm, "uncached", DType::f32, layer_norm_uncached<float>, uncached);
+  ch.add(Op::layer_norm, "uncached", DType::f16, layer_norm_uncached<__half>, uncached);
+  ch.add(Op::layer_norm, "uncached", DType::bf16, layer_norm_uncached<__nv_bfloat16>, uncached);
+  ch.add(Op::layer_norm, "dispatch", DType::f32, layer_norm<float>, dispatch(layer_norm_smem_max_cols<float>()));
+  ch.add(Op::layer_norm, "dispatch", DType::f16, layer_norm<__half>, dispatch(layer_norm_smem_max_cols<__half>()));
+  ch.add(Op::layer_norm, "dispatch", DType::bf16, layer_norm<__nv_bfloat16>,
+         dispatch(layer_norm_smem_max_cols<__nv_bfloat16>()));
+  return ch.run(argc, argv);
+}

@@ -1,0 +1,45 @@
+/// @file warp_dispatch.cuh
+/// @brief From runtime cols to the compile-time shape of a row held in registers: how many lanes
+/// share a row (kWidth) and how many columns each lane holds (kColsPerThread). Chapter 03
+/// explains it; the softmax, LayerNorm and later warp kernels all dispatch through it.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace course {
+
+/// [dispatch]
+/// cols <= 32 * kPack: one pack per lane, in the narrowest power-of-two group that covers the row.
+template <int kPack, int kWidth, typename F>
+void dispatch_narrow(int64_t cols, F&& f) {
+  if constexpr (kWidth < 32) {
+    if (cols > int64_t(kWidth) * kPack) return dispatch_narrow<kPack, kWidth * 2>(cols, f);
+  }
+  f(std::integral_constant<int, kPack>{}, std::integral_constant<int, kWidth>{});
+}
+
+/// Wider rows: a full warp, and the fewest columns per lane that cover the row. Each step adds a
+/// pack (two packs past four), to bound the number of kernels compiled.
+template <int kPack, int kColsPerThread, typename F>
+void dispatch_wide(int64_t cols, F&& f) {
+  if constexpr (kColsPerThread < 32) {
+    constexpr int kNext = kColsPerThread + (kColsPerThread / kPack < 4 ? kPack : 2 * kPack);
+    if (cols > int64_t(kColsPerThread) * 32) return dispatch_wide<kPack, (kNext < 32 ? kNext : 32)>(cols, f);
+  }
+  f(std::integral_constant<int, kColsPerThread>{}, std::integral_constant<int, 32>{});
+}
+
+/// Calls f(cols_per_thread, width), both std::integral_constant, with the smallest shape whose
+/// width x cols_per_thread covers cols (cols <= 32 x 32 = 1024). Every branch instantiates its
+/// own kernel: the register array's size and every loop bound are compile-time constants.
+template <int kPack, typename F>
+void dispatch_warp_shape(int64_t cols, F&& f) {
+  if (cols <= 32 * kPack)
+    dispatch_narrow<kPack, 1>(cols, f);
+  else
+    dispatch_wide<kPack, 2 * kPack>(cols, f);
+}
+/// [dispatch]
+
+}  // namespace course
