@@ -2,6 +2,7 @@
 #   make / make run   build, verify and benchmark every chapter on this GPU, regenerate plots
 #   make test         build and run the tests (GPU tests report SKIPPED without a GPU)
 #   make chNN         build one chapter, verify it and run its benchmark sweep
+#   make compare      the peers (cuDNN, PyTorch) by the same method, then the plots
 #   make docs         the course site in docs/html/ (Doxygen)
 #   make plots        figures and tables from the committed JSON (no GPU needed)
 #   make clean
@@ -16,12 +17,12 @@ export PATH := $(if $(NVCC_DIR),$(NVCC_DIR):,)$(PATH)
 GENERATOR   := $(if $(shell command -v ninja 2>/dev/null),-G Ninja,)
 RUN_FLAGS   := $(if $(QUICK),--quick,)
 
-.PHONY: all run build configure test docs plots clean help deps-build deps-test deps-docs deps-plots
+.PHONY: all run compare build configure test docs plots clean help deps-build deps-test deps-docs deps-plots
 
 all: run
 
 help:
-	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
 
 deps-build deps-test deps-docs deps-plots: deps-%:
 	@scripts/install-deps.sh $*
@@ -36,6 +37,10 @@ build: deps-build configure
 
 run: build deps-plots
 	scripts/run-chapters.sh $(RUN_FLAGS)
+	$(MAKE) --no-print-directory plots
+
+compare: build deps-plots
+	scripts/run-peers.sh $(RUN_FLAGS)
 	$(MAKE) --no-print-directory plots
 
 test: deps-test configure

@@ -12,23 +12,8 @@
 namespace {
 
 /// [paired]
-// Pairs of 16-bit values <-> float2, one conversion instruction per pair. A pack of one element
-// (odd cols or an odd offset) converts alone.
-template <typename T>
-struct Pair;
-template <>
-struct Pair<__half> {
-  using T2 = __half2;
-  __device__ static float2 to_float2(T2 v) { return __half22float2(v); }
-  __device__ static T2 from_float2(float2 v) { return __float22half2_rn(v); }
-};
-template <>
-struct Pair<__nv_bfloat16> {
-  using T2 = __nv_bfloat162;
-  __device__ static float2 to_float2(T2 v) { return __bfloat1622float2(v); }
-  __device__ static T2 from_float2(float2 v) { return __float22bfloat162_rn(v); }
-};
-
+// A pack converted pair by pair (course::Pair, convert.cuh): one instruction per two elements.
+// A pack of one element (odd cols or an odd offset) converts alone.
 template <typename T>
 struct PairedConvert {
   template <int N>
@@ -36,10 +21,10 @@ struct PairedConvert {
     if constexpr (N == 1) {
       out[0] = course::to_float(p.elem[0]);
     } else {
-      const auto* pairs = reinterpret_cast<const typename Pair<T>::T2*>(p.elem);
+      const auto* pairs = reinterpret_cast<const typename course::Pair<T>::T2*>(p.elem);
 #pragma unroll
       for (int j = 0; j < N / 2; ++j) {
-        const float2 f = Pair<T>::to_float2(pairs[j]);
+        const float2 f = course::Pair<T>::to_float2(pairs[j]);
         out[2 * j] = f.x;
         out[2 * j + 1] = f.y;
       }
@@ -50,9 +35,9 @@ struct PairedConvert {
     if constexpr (N == 1) {
       p.elem[0] = course::from_float<T>(in[0]);
     } else {
-      auto* pairs = reinterpret_cast<typename Pair<T>::T2*>(p.elem);
+      auto* pairs = reinterpret_cast<typename course::Pair<T>::T2*>(p.elem);
 #pragma unroll
-      for (int j = 0; j < N / 2; ++j) pairs[j] = Pair<T>::from_float2(make_float2(in[2 * j], in[2 * j + 1]));
+      for (int j = 0; j < N / 2; ++j) pairs[j] = course::Pair<T>::from_float2(make_float2(in[2 * j], in[2 * j + 1]));
     }
   }
 };

@@ -31,4 +31,23 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
 
+/// [pair]
+/// Pairs of 16-bit values <-> float2, one conversion instruction per pair (chapter 05):
+/// `__half22float2` / `__float22half2_rn` and their bf16 counterparts.
+template <typename T>
+struct Pair;
+template <>
+struct Pair<__half> {
+  using T2 = __half2;
+  __device__ static float2 to_float2(T2 v) { return __half22float2(v); }
+  __device__ static T2 from_float2(float2 v) { return __float22half2_rn(v); }
+};
+template <>
+struct Pair<__nv_bfloat16> {
+  using T2 = __nv_bfloat162;
+  __device__ static float2 to_float2(T2 v) { return __bfloat1622float2(v); }
+  __device__ static T2 from_float2(float2 v) { return __float22bfloat162_rn(v); }
+};
+/// [pair]
+
 }  // namespace course

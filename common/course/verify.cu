@@ -154,6 +154,7 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   Args a;
   a.rows = c.rows;
   a.cols = c.cols;
+  a.alpha = 1.7f;  // scale: a factor that rounds (1.7 is not a short binary fraction)
   bool seen_per_col = false;
   auto fill_inputs = [&] {
     for (size_t k = 0; k < spec.inputs.size(); ++k) {

@@ -1,0 +1,145 @@
+/// @file elementwise.cuh
+/// @brief Chapter 11: one launcher for every elementwise operation. A functor says what to do
+/// with one element (and, optionally, with two at once: `Apply2`); the template does the rest:
+/// 16-byte packs, a tail for counts the pack does not divide, a scalar fallback for misaligned
+/// pointers, and a grid sized in whole waves of resident threads.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "course/device.h"
+#include "course/errors.h"
+#include "course/launch_math.h"
+#include "course/pack.cuh"
+
+namespace ew {
+
+constexpr int kBlock = 256;
+constexpr int kMaxWaves = 32;  // beyond this each thread loops (grid-stride) over more packs
+
+/// [factory]
+/// A factory builds the functor each thread uses. Most functors are plain values (SimpleFactory
+/// copies one); a functor that needs per-thread state (a random generator seeded by the thread's
+/// index, a pointer read once) gets a factory of its own.
+template <typename F>
+struct SimpleFactory {
+  F f;
+  __device__ F operator()() const { return f; }
+};
+/// [factory]
+
+/// Whether functor F has `Apply2(out, in...)`, which computes two elements at once (half2 or
+/// nv_bfloat162 arithmetic or paired conversions).
+template <typename F, typename = void>
+struct HasApply2 : std::false_type {};
+template <typename F>
+struct HasApply2<F, std::void_t<decltype(&F::Apply2)>> : std::true_type {};
+
+/// [apply_pack]
+// One pack: element by element, or two by two when the functor offers Apply2.
+template <int kPack, typename F, typename R, typename... In>
+__device__ __forceinline__ void apply_pack(const F& f, R* out, const In*... in) {
+  if constexpr (HasApply2<F>::value && kPack % 2 == 0) {
+#pragma unroll
+    for (int j = 0; j < kPack; j += 2) f.Apply2(out + j, (in + j)...);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) out[j] = f((in[j])...);
+  }
+}
+/// [apply_pack]
+
+/// [kernel]
+template <int kPack, typename Factory, typename R, typename... In>
+__global__ void __launch_bounds__(kBlock)
+    elementwise_kernel(Factory factory, int64_t n, R* __restrict__ y, const In* __restrict__... x) {
+  auto f = factory();
+  const int64_t n_packs = n / kPack;
+  const int64_t tid = int64_t(blockIdx.x) * kBlock + threadIdx.x;
+  const int64_t stride = int64_t(gridDim.x) * kBlock;
+  for (int64_t i = tid; i < n_packs; i += stride) {  // whole packs: one vector load per input
+    course::Pack<R, kPack> out;
+    apply_pack<kPack>(f, out.elem, course::load_pack<In, kPack>(x + i * kPack).elem...);
+    course::store_pack<R, kPack>(y + i * kPack, out);
+  }
+  const int64_t tail = n_packs * kPack + tid;  // the last n % kPack elements, one per thread
+  if (tail < n) y[tail] = f((x[tail])...);
+}
+/// [kernel]
+
+/// [grid]
+// Blocks for n_packs packs: enough for one pack per thread when that fits in a few waves, else
+// whole waves (SMs x resident blocks per SM) up to kMaxWaves, each thread looping over packs.
+inline unsigned grid_size(int64_t n_packs) {
+  static const int resident_blocks = [] {
+    int dev = 0, threads_per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+    return course::sm_count() * (threads_per_sm / kBlock);
+  }();
+  const int64_t needed = std::max<int64_t>(1, course::ceil_div(n_packs, kBlock));
+  if (needed <= resident_blocks) return unsigned(needed);
+  const int64_t waves = std::min<int64_t>(course::ceil_div(needed, resident_blocks), kMaxWaves);
+  return unsigned(waves * resident_blocks);
+}
+/// [grid]
+
+/// The widest pack (at most 16 bytes of the widest type) to which every pointer is aligned.
+template <typename R, typename... In>
+int aligned_pack(int max_pack, const R* y, const In*... x) {
+  auto aligned = [](const void* p, int bytes) { return reinterpret_cast<uintptr_t>(p) % uintptr_t(bytes) == 0; };
+  int pack = max_pack;
+  while (pack > 1 && !(aligned(y, pack * int(sizeof(R))) && (aligned(x, pack * int(sizeof(In))) && ...))) pack /= 2;
+  return pack;
+}
+
+template <int kPack, typename Factory, typename R, typename... In>
+void run(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... x) {
+  elementwise_kernel<kPack><<<grid_size(n / kPack), kBlock, 0, stream>>>(factory, n, y, x...);
+  CUDA_CHECK_LAUNCH();
+}
+
+/// [launch]
+/// y[i] = factory()(x[i]...) for i < n, on `stream`. n may be any count; the pointers any
+/// alignment (misaligned ones fall back to narrower packs, down to scalar). kMaxPack caps the
+/// pack (1: scalar, for the lesson's comparison).
+template <int kMaxPack = 16, typename Factory, typename R, typename... In>
+void launch(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... x) {
+  course::require(n >= 0, "elementwise: n must be >= 0, got ", n);
+  if (n == 0) return;
+  course::require(y != nullptr && ((x != nullptr) && ...), "elementwise: a null pointer for ", n, " elements");
+  constexpr int kWidest = int(std::max({sizeof(R), sizeof(In)...}));
+  constexpr int kPack = std::min(16 / kWidest, kMaxPack);
+  const int pack = aligned_pack(kPack, y, x...);
+  if constexpr (kPack >= 8) {
+    if (pack == 8) return run<8>(stream, factory, n, y, x...);
+  }
+  if constexpr (kPack >= 4) {
+    if (pack == 4) return run<4>(stream, factory, n, y, x...);
+  }
+  if constexpr (kPack >= 2) {
+    if (pack == 2) return run<2>(stream, factory, n, y, x...);
+  }
+  run<1>(stream, factory, n, y, x...);
+}
+
+/// The three arities by name: y = f(a), y = f(a, b), y = f(a, b, c).
+template <int kMaxPack = 16, typename Factory, typename R, typename A>
+void Unary(cudaStream_t s, Factory factory, int64_t n, R* y, const A* a) {
+  launch<kMaxPack>(s, factory, n, y, a);
+}
+template <int kMaxPack = 16, typename Factory, typename R, typename A, typename B>
+void Binary(cudaStream_t s, Factory factory, int64_t n, R* y, const A* a, const B* b) {
+  launch<kMaxPack>(s, factory, n, y, a, b);
+}
+template <int kMaxPack = 16, typename Factory, typename R, typename A, typename B, typename C>
+void Ternary(cudaStream_t s, Factory factory, int64_t n, R* y, const A* a, const B* b, const C* c) {
+  launch<kMaxPack>(s, factory, n, y, a, b, c);
+}
+/// [launch]
+
+}  // namespace ew

@@ -1,0 +1,116 @@
+/// @file functors.cuh
+/// @brief The functors chapter 11 ships. Each computes in fp32 and rounds once to its output type;
+/// those with `Apply2` also handle two 16-bit elements at once through paired conversions.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <type_traits>
+
+#include "course/convert.cuh"
+
+namespace ew {
+
+using course::from_float;
+using course::to_float;
+
+/// True for the 16-bit storage types, which have a paired (half2 / nv_bfloat162) form.
+template <typename T>
+constexpr bool kIs16Bit = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+/// [functors]
+/// Applies a float -> float function to two 16-bit elements with two paired conversions.
+template <typename T, typename G>
+__device__ __forceinline__ void apply2_via_float2(T* out, const T* in, G g) {
+  using T2 = typename course::Pair<T>::T2;
+  float2 v = course::Pair<T>::to_float2(*reinterpret_cast<const T2*>(in));
+  *reinterpret_cast<T2*>(out) = course::Pair<T>::from_float2(make_float2(g(v.x), g(v.y)));
+}
+
+/// ReLU: max(x, 0), NaN kept (as torch.relu). Exact in every type.
+template <typename T>
+struct Relu {
+  __device__ static float f(float v) { return (v > 0.0f || v != v) ? v : 0.0f; }
+  __device__ T operator()(T x) const { return from_float<T>(f(to_float(x))); }
+};
+
+/// GELU, erf form: x * Phi(x), with normcdff (Phi) rather than 0.5 * (1 + erff(x / sqrt 2)),
+/// which cancels for x below about -5.
+template <typename T>
+struct Gelu {
+  __device__ static float f(float v) { return v * normcdff(v); }
+  __device__ T operator()(T x) const { return from_float<T>(f(to_float(x))); }
+};
+template <>
+struct Gelu<__half> {
+  __device__ __half operator()(__half x) const { return from_float<__half>(Gelu<float>::f(to_float(x))); }
+  __device__ void Apply2(__half* out, const __half* in) const { apply2_via_float2(out, in, Gelu<float>::f); }
+};
+template <>
+struct Gelu<__nv_bfloat16> {
+  __device__ __nv_bfloat16 operator()(__nv_bfloat16 x) const {
+    return from_float<__nv_bfloat16>(Gelu<float>::f(to_float(x)));
+  }
+  __device__ void Apply2(__nv_bfloat16* out, const __nv_bfloat16* in) const {
+    apply2_via_float2(out, in, Gelu<float>::f);
+  }
+};
+
+/// alpha * x. Built on the device by ScaleFactory from the host's alpha.
+template <typename T>
+struct Scale {
+  float alpha;
+  __device__ T operator()(T x) const { return from_float<T>(alpha * to_float(x)); }
+};
+
+/// x * b (binary) and x * b + c (ternary, one fp32 rounding: fmaf).
+template <typename T>
+struct Mul {
+  __device__ T operator()(T x, T b) const { return from_float<T>(to_float(x) * to_float(b)); }
+};
+template <typename T>
+struct Fma {
+  __device__ T operator()(T x, T b, T c) const { return from_float<T>(fmaf(to_float(x), to_float(b), to_float(c))); }
+};
+
+/// Casts between fp32 and a 16-bit type, round to nearest even; Apply2 converts a pair with one
+/// instruction (F2FP packs two floats; two halves widen with one PRMT/HADD2.F32).
+template <typename T>
+struct CastToF32 {
+  __device__ float operator()(T x) const { return to_float(x); }
+  __device__ void Apply2(float* out, const T* in) const {
+    *reinterpret_cast<float2*>(out) =
+        course::Pair<T>::to_float2(*reinterpret_cast<const typename course::Pair<T>::T2*>(in));
+  }
+};
+template <typename T>
+struct CastFromF32 {
+  __device__ T operator()(float x) const { return from_float<T>(x); }
+  __device__ void Apply2(T* out, const float* in) const {
+    *reinterpret_cast<typename course::Pair<T>::T2*>(out) = course::Pair<T>::from_float2(make_float2(in[0], in[1]));
+  }
+};
+
+/// The same casts without Apply2: one conversion per element (the lesson's comparison).
+template <typename T>
+struct CastToF32Scalar {
+  __device__ float operator()(T x) const { return to_float(x); }
+};
+template <typename T>
+struct CastFromF32Scalar {
+  __device__ T operator()(float x) const { return from_float<T>(x); }
+};
+/// [functors]
+
+/// [scale_factory]
+/// A factory with a host-side parameter: each thread builds its Scale from alpha. A functor with
+/// per-thread state would compute it here (from blockIdx and threadIdx).
+template <typename T>
+struct ScaleFactory {
+  float alpha;
+  __device__ Scale<T> operator()() const { return Scale<T>{alpha}; }
+};
+/// [scale_factory]
+
+}  // namespace ew

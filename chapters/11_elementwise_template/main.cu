@@ -1,0 +1,225 @@
+/// @file main.cu
+/// @brief Chapter 11's executable: the shipped functors through the elementwise template on the
+/// common harness (each tensor of rows x cols elements taken as one flat array), and the casts
+/// checked over every 16-bit pattern and every fp32 pattern.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "course/device.h"
+#include "course/errors.h"
+#include "course/harness.h"
+#include "course/reference.h"
+#include "elementwise.cuh"
+#include "functors.cuh"
+
+namespace {
+
+using course::Args;
+
+// The harness's checks (sizes, null pointers), then the flat element count.
+int64_t flat_count(const Args& a, course::Op op) {
+  return course::check_op_args(a, op) ? a.rows * a.cols : 0;
+}
+
+/// [launchers]
+template <typename T, int kMaxPack = 16>
+void relu(const Args& a, cudaStream_t s) {
+  if (int64_t n = flat_count(a, course::Op::relu))
+    ew::Unary<kMaxPack>(s, ew::SimpleFactory<ew::Relu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
+}
+template <typename T, int kMaxPack = 16>
+void gelu(const Args& a, cudaStream_t s) {
+  if (int64_t n = flat_count(a, course::Op::gelu))
+    ew::Unary<kMaxPack>(s, ew::SimpleFactory<ew::Gelu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
+}
+template <typename T>
+void scale(const Args& a, cudaStream_t s) {
+  if (int64_t n = flat_count(a, course::Op::scale))
+    ew::Unary(s, ew::ScaleFactory<T>{a.alpha}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
+}
+template <typename T>
+void mul(const Args& a, cudaStream_t s) {
+  if (int64_t n = flat_count(a, course::Op::mul))
+    ew::Binary(s, ew::SimpleFactory<ew::Mul<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x),
+               static_cast<const T*>(a.b));
+}
+template <typename T>
+void fma(const Args& a, cudaStream_t s) {
+  if (int64_t n = flat_count(a, course::Op::fma))
+    ew::Ternary(s, ew::SimpleFactory<ew::Fma<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x),
+                static_cast<const T*>(a.b), static_cast<const T*>(a.c));
+}
+template <typename T, typename F = ew::CastToF32<T>, int kMaxPack = 16>
+void cast_to_f32(const Args& a, cudaStream_t s) {
+  if (int64_t n = flat_count(a, course::Op::cast_to_f32))
+    ew::Unary<kMaxPack>(s, ew::SimpleFactory<F>{}, n, static_cast<float*>(a.y), static_cast<const T*>(a.x));
+}
+template <typename T, typename F = ew::CastFromF32<T>, int kMaxPack = 16>
+void cast_from_f32(const Args& a, cudaStream_t s) {
+  if (int64_t n = flat_count(a, course::Op::cast_from_f32))
+    ew::Unary<kMaxPack>(s, ew::SimpleFactory<F>{}, n, static_cast<T*>(a.y), static_cast<const float*>(a.x));
+}
+/// [launchers]
+
+// The value of a 16-bit pattern, decoded from the format's definition (sign, exponent bits,
+// mantissa bits), independently of the CUDA headers.
+double decode16(uint16_t bits, int mant_bits, int exp_bits) {
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  const int e = (bits >> mant_bits) & ((1 << exp_bits) - 1);
+  const int m = bits & ((1 << mant_bits) - 1);
+  const double sign = (bits >> 15) ? -1.0 : 1.0;
+  if (e == (1 << exp_bits) - 1) return m ? NAN : sign * INFINITY;
+  if (e == 0) return sign * std::ldexp(double(m), 1 - bias - mant_bits);  // subnormal
+  return sign * std::ldexp(double(m | (1 << mant_bits)), e - bias - mant_bits);
+}
+double decode(uint16_t bits, course::DType t) {
+  return t == course::DType::f16 ? decode16(bits, 10, 5) : decode16(bits, 7, 8);
+}
+
+bool same_value(double got, double want) {
+  if (std::isnan(want)) return std::isnan(got);
+  return got == want && std::signbit(got) == std::signbit(want);
+}
+
+/// [exhaustive_widen]
+// Every one of the 65536 patterns of T through cast_to_f32: the fp32 result must be the
+// pattern's exact value (sign of zero included), NaN for NaN.
+template <typename T>
+bool check_widen_all(cudaStream_t s, std::string* detail) {
+  const course::DType t = course::DTypeOf<T>::value;
+  std::vector<uint16_t> in(65536);
+  for (int i = 0; i < 65536; ++i) in[i] = uint16_t(i);
+  std::vector<float> out(65536);
+  course::DeviceBuffer xb(in.size() * 2), yb(out.size() * 4);
+  CUDA_CHECK(cudaMemcpy(xb.get(), in.data(), in.size() * 2, cudaMemcpyHostToDevice));
+  Args a;
+  a.rows = 1;
+  a.cols = 65536;
+  a.x = xb.get();
+  a.y = yb.get();
+  cast_to_f32<T>(a, s);
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  CUDA_CHECK(cudaMemcpy(out.data(), yb.get(), out.size() * 4, cudaMemcpyDeviceToHost));
+  int bad = 0;
+  std::string first;
+  for (int i = 0; i < 65536; ++i) {
+    if (!same_value(out[i], decode(uint16_t(i), t)) && bad++ < 4) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, " 0x%04x -> %.9g (expected %.9g);", i, out[i], decode(uint16_t(i), t));
+      first += buf;
+    }
+  }
+  *detail = bad ? std::to_string(bad) + " of 65536 patterns wrong:" + first : "65536 of 65536 patterns exact";
+  return bad == 0;
+}
+/// [exhaustive_widen]
+
+/// [exhaustive_narrow]
+// Every one of the 2^32 fp32 patterns through cast_from_f32, in chunks of 2^28: the result must
+// be the nearest T, ties to even (course::ref, written from the IEEE definition), overflow to
+// infinity, NaN for NaN, the sign of zero kept. The reference runs on every host core.
+template <typename T>
+bool check_narrow_all(cudaStream_t s, std::string* detail) {
+  const course::DType t = course::DTypeOf<T>::value;
+  constexpr int64_t kChunk = int64_t(1) << 28;
+  std::vector<uint32_t> in(kChunk);
+  std::vector<uint16_t> out(kChunk);
+  course::DeviceBuffer xb(kChunk * 4), yb(kChunk * 2);
+  const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<int64_t> bad(workers);
+  std::vector<uint32_t> first_bad(workers, 0);
+  int64_t total_bad = 0;
+  uint32_t example = 0;
+  for (int64_t base = 0; base < (int64_t(1) << 32); base += kChunk) {
+    for (int64_t i = 0; i < kChunk; ++i) in[i] = uint32_t(base + i);
+    CUDA_CHECK(cudaMemcpy(xb.get(), in.data(), kChunk * 4, cudaMemcpyHostToDevice));
+    Args a;
+    a.rows = 1;
+    a.cols = kChunk;
+    a.x = xb.get();
+    a.y = yb.get();
+    cast_from_f32<T>(a, s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    CUDA_CHECK(cudaMemcpy(out.data(), yb.get(), kChunk * 2, cudaMemcpyDeviceToHost));
+    std::vector<std::thread> pool;
+    for (unsigned w = 0; w < workers; ++w) {
+      pool.emplace_back([&, w] {
+        bad[w] = 0;
+        for (int64_t i = w; i < kChunk; i += workers) {
+          float f;
+          std::memcpy(&f, &in[i], 4);
+          const double want = t == course::DType::f16 ? course::ref::round_to_f16(f) : course::ref::round_to_bf16(f);
+          if (!same_value(decode(out[i], t), want) && bad[w]++ == 0) first_bad[w] = in[i];
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    for (unsigned w = 0; w < workers; ++w) {
+      if (bad[w] && total_bad == 0) example = first_bad[w];
+      total_bad += bad[w];
+    }
+  }
+  if (total_bad == 0) {
+    *detail = "4294967296 of 4294967296 fp32 patterns rounded exactly";
+    return true;
+  }
+  float f;
+  std::memcpy(&f, &example, 4);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%lld of 2^32 fp32 patterns rounded wrong; first: 0x%08x (%.9g)",
+                (long long)total_bad, example, f);
+  *detail = buf;
+  return false;
+}
+/// [exhaustive_narrow]
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using course::DType;
+  using course::Op;
+  course::Chapter ch("11_elementwise_template", "A generic elementwise template: packs, tail, half2, waves");
+  const course::Limits any{0, {}, "any count (rows x cols as one flat array); misaligned pointers: narrower packs"};
+  const course::Limits scalar{0, {}, "any count; one element per thread (the comparison for packs)"};
+  ch.add(Op::relu, "pack", DType::f32, relu<float>, any);
+  ch.add(Op::relu, "pack", DType::f16, relu<__half>, any);
+  ch.add(Op::relu, "pack", DType::bf16, relu<__nv_bfloat16>, any);
+  ch.add(Op::gelu, "pack", DType::f32, gelu<float>, any);
+  ch.add(Op::gelu, "pack", DType::f16, gelu<__half>, any);
+  ch.add(Op::gelu, "pack", DType::bf16, gelu<__nv_bfloat16>, any);
+  ch.add(Op::gelu, "scalar", DType::f32, gelu<float, 1>, scalar);
+  ch.add(Op::gelu, "scalar", DType::f16, gelu<__half, 1>, scalar);
+  ch.add(Op::scale, "pack", DType::f32, scale<float>, any);
+  ch.add(Op::scale, "pack", DType::f16, scale<__half>, any);
+  ch.add(Op::scale, "pack", DType::bf16, scale<__nv_bfloat16>, any);
+  ch.add(Op::mul, "pack", DType::f32, mul<float>, any);
+  ch.add(Op::mul, "pack", DType::f16, mul<__half>, any);
+  ch.add(Op::mul, "pack", DType::bf16, mul<__nv_bfloat16>, any);
+  ch.add(Op::fma, "pack", DType::f32, fma<float>, any);
+  ch.add(Op::fma, "pack", DType::f16, fma<__half>, any);
+  ch.add(Op::fma, "pack", DType::bf16, fma<__nv_bfloat16>, any);
+  ch.add(Op::cast_to_f32, "pack", DType::f16, cast_to_f32<__half>, any);
+  ch.add(Op::cast_to_f32, "pack", DType::bf16, cast_to_f32<__nv_bfloat16>, any);
+  ch.add(Op::cast_from_f32, "pack", DType::f16, cast_from_f32<__half>, any);
+  ch.add(Op::cast_from_f32, "pack", DType::bf16, cast_from_f32<__nv_bfloat16>, any);
+  // The comparisons of the lesson: without Apply2 (one conversion per element), and scalar.
+  ch.add(Op::cast_from_f32, "no_apply2", DType::f16, cast_from_f32<__half, ew::CastFromF32Scalar<__half>>, any);
+  ch.add(Op::cast_to_f32, "no_apply2", DType::f16, cast_to_f32<__half, ew::CastToF32Scalar<__half>>, any);
+  ch.add(Op::cast_from_f32, "scalar", DType::f16, cast_from_f32<__half, ew::CastFromF32<__half>, 1>, scalar);
+  ch.add_check({"cast_to_f32/pack/f16: every fp16 pattern", "pack", DType::f16, check_widen_all<__half>});
+  ch.add_check({"cast_to_f32/pack/bf16: every bf16 pattern", "pack", DType::bf16, check_widen_all<__nv_bfloat16>});
+  ch.add_check({"cast_from_f32/pack/f16: every fp32 pattern", "pack", DType::f16, check_narrow_all<__half>});
+  ch.add_check(
+      {"cast_from_f32/pack/bf16: every fp32 pattern", "pack", DType::bf16, check_narrow_all<__nv_bfloat16>});
+  // Flat sizes: 2^20 (launch-bound), 2^24 (fits in a few waves, larger than L2), 2^28 (streaming).
+  ch.set_sweeps({course::Sweep{{1}, {int64_t(1) << 20, int64_t(1) << 24, int64_t(1) << 28}}});
+  return ch.run(argc, argv);
+}
