@@ -47,8 +47,8 @@ __device__ __forceinline__ void normalize_pack(const float* v, const T* gamma, c
 
 /// [warp_kernel]
 // A group of kWidth lanes per row (kRows rows at a time), each lane holding kColsPerThread
-// columns in registers: Welford per lane while loading, a group merge, then normalize from
-// registers. x is read once and y written once.
+// columns in registers: Welford per lane while loading (a pack at a time), a group merge, then
+// normalize from registers. x is read once and y written once.
 template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows>
 __global__ void __launch_bounds__(kWarpBlock)
     layer_norm_warp_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
@@ -71,8 +71,7 @@ __global__ void __launch_bounds__(kWarpBlock)
         const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
         if (row < rows && col < cols) {
           course::ScalarConvert<T>::to_floats(course::load_pack<T, kPack>(x + row * cols + col), &v[r][p * kPack]);
-#pragma unroll
-          for (int j = 0; j < kPack; ++j) course::welford_update(w[r], v[r][p * kPack + j]);
+          w[r] = course::welford_merge(w[r], course::welford_of<kPack>(&v[r][p * kPack]));
         }
       }
     }
@@ -111,7 +110,7 @@ void launch_warp(const course::Args& a, cudaStream_t stream) {
 }
 
 /// [block_kernel]
-// A block per row. Pass 1 reads the row in packs and feeds Welford; with kCached each pack is
+// A block per row. Pass 1 reads the row in packs and feeds Welford a pack at a time; with kCached each pack is
 // also kept in shared memory, in the storage type (16 bytes per thread per store: conflict-free
 // in the natural layout, and half the shared memory of an fp32 copy for fp16). Pass 2 takes the
 // row from shared memory, or reads it again from global memory (uncached: rows past the shared
@@ -135,8 +134,7 @@ __global__ void __launch_bounds__(kBlock)
     if constexpr (kCached) cache[p] = pk;
     float v[kPack];
     Convert::to_floats(pk, v);
-#pragma unroll
-    for (int j = 0; j < kPack; ++j) course::welford_update(w, v[j]);
+    w = course::welford_merge(w, course::welford_of<kPack>(v));
   }
   w = course::block_welford<kBlock>(w);
   float mu, rs;

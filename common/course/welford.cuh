@@ -35,6 +35,22 @@ __device__ __forceinline__ Welford welford_merge(const Welford& a, const Welford
   return {a.mean + delta * wb, a.m2 + b.m2 + delta * delta * a.count * wb, count};
 }
 
+/// The statistics of N values held in registers (a pack), by two passes over them: the pack's
+/// mean, then its squared deviations. Merging a pack at a time (welford_merge) is Welford's
+/// update done N elements at a step: one division per pack instead of one per element, and a
+/// short dependency chain instead of N chained updates. With N = 1 it is welford_update.
+template <int N>
+__device__ __forceinline__ Welford welford_of(const float* v) {
+  float sum = 0.0f;
+#pragma unroll
+  for (int j = 0; j < N; ++j) sum += v[j];
+  const float mean = sum * (1.0f / N);
+  float m2 = 0.0f;
+#pragma unroll
+  for (int j = 0; j < N; ++j) m2 += (v[j] - mean) * (v[j] - mean);
+  return {mean, m2, float(N)};
+}
+
 /// Merge over a group of kWidth lanes: a tree of `__shfl_down_sync` halvings leaves the result in
 /// the group's first lane, and a `__shfl_sync` from it gives every lane the same answer.
 template <int kWidth>
@@ -78,8 +94,9 @@ __device__ __forceinline__ Welford block_welford(Welford w) {
 /// A NaN M2 (a NaN or an infinity in the row: inf - inf) makes the mean NaN too, so that every
 /// output of such a row is NaN, as in PyTorch.
 __device__ __forceinline__ void welford_finish(const Welford& w, float eps, float* mean, float* rstd) {
-  const float var = fmaxf(w.m2 / w.count, 0.0f);
-  *mean = isnan(w.m2) ? w.m2 : w.mean;
+  const bool nan = isnan(w.m2);
+  const float var = nan ? w.m2 : fmaxf(w.m2 / w.count, 0.0f);  // fmaxf would turn NaN into 0
+  *mean = nan ? w.m2 : w.mean;
   *rstd = rsqrtf(var + eps);
 }
 /// [welford]
