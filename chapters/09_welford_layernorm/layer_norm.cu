@@ -30,14 +30,14 @@ constexpr int kWarpBlock = 128;
 constexpr int64_t kWarpMaxCols = 1024;
 constexpr int64_t kMinPacksPerThread = 4;  // chapter 06: a block size must give each thread 4 packs
 
-/// The output of one pack: (v - mean) * rstd * gamma + beta, gamma and beta read in the same pack.
+/// The output of one pack: (v - mean) * rstd * gamma + beta.
 template <typename T, int kPack>
-__device__ __forceinline__ void normalize_pack(const float* v, const T* gamma, const T* beta, float mu, float rs,
-                                               T* out) {
+__device__ __forceinline__ void normalize_pack(const float* v, const Pack<T, kPack>& gamma,
+                                               const Pack<T, kPack>& beta, float mu, float rs, T* out) {
   using Convert = course::ScalarConvert<T>;
   float g[kPack], b[kPack], o[kPack];
-  Convert::to_floats(course::load_pack<T, kPack>(gamma), g);
-  Convert::to_floats(course::load_pack<T, kPack>(beta), b);
+  Convert::to_floats(gamma, g);
+  Convert::to_floats(beta, b);
 #pragma unroll
   for (int j = 0; j < kPack; ++j) o[j] = (v[j] - mu) * rs * g[j] + b[j];
   Pack<T, kPack> pk;
@@ -61,6 +61,7 @@ __global__ void __launch_bounds__(kWarpBlock)
   const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
 
   float v[kRows][kColsPerThread];
+  Pack<T, kPack> g[kPacks], b[kPacks];  // gamma and beta of this lane's columns
   for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
     Welford w[kRows];
 #pragma unroll
@@ -73,6 +74,16 @@ __global__ void __launch_bounds__(kWarpBlock)
           course::ScalarConvert<T>::to_floats(course::load_pack<T, kPack>(x + row * cols + col), &v[r][p * kPack]);
           w[r] = course::welford_merge(w[r], course::welford_of<kPack>(&v[r][p * kPack]));
         }
+      }
+    }
+    // gamma and beta, loaded while the row's loads are in flight: their latency is not added to
+    // the reduction's (they come from L1 or L2 after the first rows).
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+      if (col < cols) {
+        g[p] = course::load_pack<T, kPack>(gamma + col);
+        b[p] = course::load_pack<T, kPack>(beta + col);
       }
     }
 #pragma unroll
@@ -90,7 +101,7 @@ __global__ void __launch_bounds__(kWarpBlock)
 #pragma unroll
       for (int p = 0; p < kPacks; ++p) {
         const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
-        if (col < cols) normalize_pack<T, kPack>(&v[r][p * kPack], gamma + col, beta + col, mu, rs, y + row * cols + col);
+        if (col < cols) normalize_pack<T, kPack>(&v[r][p * kPack], g[p], b[p], mu, rs, y + row * cols + col);
       }
     }
   }
@@ -99,7 +110,8 @@ __global__ void __launch_bounds__(kWarpBlock)
 
 template <typename T, int kPack, int kColsPerThread, int kWidth>
 void launch_warp(const course::Args& a, cudaStream_t stream) {
-  constexpr int kRows = (kColsPerThread / kPack <= 4 && kColsPerThread <= 16) ? 2 : 1;
+  // Short rows: several rows per group, so that each lane has several loads in flight.
+  constexpr int kRows = kColsPerThread == kPack ? 4 : (kColsPerThread / kPack <= 4 && kColsPerThread <= 16) ? 2 : 1;
   constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
   const auto blocks =
       static_cast<unsigned>(course::grid_blocks(a.rows, kRowsPerBlock, course::sm_count(), 2048 / kWarpBlock, 8));
@@ -146,7 +158,8 @@ __global__ void __launch_bounds__(kBlock)
   for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // a thread's own packs: no barrier
     float v[kPack];
     Convert::to_floats(kCached ? cache[p] : course::load_pack<T, kPack>(xr + p * kPack), v);
-    normalize_pack<T, kPack>(v, gamma + p * kPack, beta + p * kPack, mu, rs, yr + p * kPack);
+    normalize_pack<T, kPack>(v, course::load_pack<T, kPack>(gamma + p * kPack), course::load_pack<T, kPack>(beta + p * kPack),
+                             mu, rs, yr + p * kPack);
   }
 }
 /// [block_kernel]

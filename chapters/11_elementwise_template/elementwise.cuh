@@ -8,6 +8,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cuda/std/tuple>
+
 #include <cstdint>
 #include <type_traits>
 
@@ -19,6 +21,7 @@
 namespace ew {
 
 constexpr int kBlock = 256;
+constexpr int kUnroll = 4;     // packs per thread per step, loads issued together
 constexpr int kMaxWaves = 32;  // beyond this each thread loops (grid-stride) over more packs
 
 /// [factory]
@@ -54,6 +57,9 @@ __device__ __forceinline__ void apply_pack(const F& f, R* out, const In*... in) 
 /// [apply_pack]
 
 /// [kernel]
+// Each thread takes kUnroll packs per step, kUnroll grid-strides apart (so that a warp's loads
+// stay contiguous), and issues all their loads before computing: kUnroll x 16 bytes in flight
+// per thread and input.
 template <int kPack, typename Factory, typename R, typename... In>
 __global__ void __launch_bounds__(kBlock)
     elementwise_kernel(Factory factory, int64_t n, R* __restrict__ y, const In* __restrict__... x) {
@@ -61,10 +67,22 @@ __global__ void __launch_bounds__(kBlock)
   const int64_t n_packs = n / kPack;
   const int64_t tid = int64_t(blockIdx.x) * kBlock + threadIdx.x;
   const int64_t stride = int64_t(gridDim.x) * kBlock;
-  for (int64_t i = tid; i < n_packs; i += stride) {  // whole packs: one vector load per input
-    course::Pack<R, kPack> out;
-    apply_pack<kPack>(f, out.elem, course::load_pack<In, kPack>(x + i * kPack).elem...);
-    course::store_pack<R, kPack>(y + i * kPack, out);
+  for (int64_t base = tid; base < n_packs; base += stride * kUnroll) {
+    cuda::std::tuple<course::Pack<In, kPack>...> in[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t i = base + u * stride;
+      if (i < n_packs) in[u] = cuda::std::make_tuple(course::load_pack<In, kPack>(x + i * kPack)...);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t i = base + u * stride;
+      if (i < n_packs) {
+        course::Pack<R, kPack> out;
+        cuda::std::apply([&](const auto&... p) { apply_pack<kPack>(f, out.elem, p.elem...); }, in[u]);
+        course::store_pack<R, kPack>(y + i * kPack, out);
+      }
+    }
   }
   const int64_t tail = n_packs * kPack + tid;  // the last n % kPack elements, one per thread
   if (tail < n) y[tail] = f((x[tail])...);
@@ -72,8 +90,9 @@ __global__ void __launch_bounds__(kBlock)
 /// [kernel]
 
 /// [grid]
-// Blocks for n_packs packs: enough for one pack per thread when that fits in a few waves, else
-// whole waves (SMs x resident blocks per SM) up to kMaxWaves, each thread looping over packs.
+// Blocks for n_packs packs: one pack per thread while that fits in one wave (SMs x resident
+// blocks per SM); beyond, kUnroll packs per thread, in whole waves, at most kMaxWaves of them
+// (then threads loop).
 inline unsigned grid_size(int64_t n_packs) {
   static const int resident_blocks = [] {
     int dev = 0, threads_per_sm = 0;
@@ -81,10 +100,11 @@ inline unsigned grid_size(int64_t n_packs) {
     CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
     return course::sm_count() * (threads_per_sm / kBlock);
   }();
-  const int64_t needed = std::max<int64_t>(1, course::ceil_div(n_packs, kBlock));
-  if (needed <= resident_blocks) return unsigned(needed);
+  const int64_t one_each = std::max<int64_t>(1, course::ceil_div(n_packs, kBlock));
+  if (one_each <= resident_blocks) return unsigned(one_each);
+  const int64_t needed = course::ceil_div(n_packs, int64_t(kBlock) * kUnroll);
   const int64_t waves = std::min<int64_t>(course::ceil_div(needed, resident_blocks), kMaxWaves);
-  return unsigned(waves * resident_blocks);
+  return unsigned(std::max<int64_t>(waves, 1) * resident_blocks);
 }
 /// [grid]
 
