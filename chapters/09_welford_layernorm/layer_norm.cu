@@ -60,8 +60,19 @@ __global__ void __launch_bounds__(kWarpBlock)
   const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
   const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
 
+  // gamma and beta of this lane's columns: the same for every row the lane visits, so they are
+  // loaded once, into registers, and never again (per-row loads would pass through L1 beside
+  // the streaming x and come back from L2).
+  Pack<T, kPack> g[kPacks], b[kPacks];
+#pragma unroll
+  for (int p = 0; p < kPacks; ++p) {
+    const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+    if (col < cols) {
+      g[p] = course::load_pack<T, kPack>(gamma + col);
+      b[p] = course::load_pack<T, kPack>(beta + col);
+    }
+  }
   float v[kRows][kColsPerThread];
-  Pack<T, kPack> g[kPacks], b[kPacks];  // gamma and beta of this lane's columns
   for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
     Welford w[kRows];
 #pragma unroll
@@ -74,16 +85,6 @@ __global__ void __launch_bounds__(kWarpBlock)
           course::ScalarConvert<T>::to_floats(course::load_pack<T, kPack>(x + row * cols + col), &v[r][p * kPack]);
           w[r] = course::welford_merge(w[r], course::welford_of<kPack>(&v[r][p * kPack]));
         }
-      }
-    }
-    // gamma and beta, loaded while the row's loads are in flight: their latency is not added to
-    // the reduction's (they come from L1 or L2 after the first rows).
-#pragma unroll
-    for (int p = 0; p < kPacks; ++p) {
-      const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
-      if (col < cols) {
-        g[p] = course::load_pack<T, kPack>(gamma + col);
-        b[p] = course::load_pack<T, kPack>(beta + col);
       }
     }
 #pragma unroll
