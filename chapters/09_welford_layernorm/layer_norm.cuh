@@ -13,6 +13,10 @@
 template <typename T>
 int64_t layer_norm_smem_max_cols();
 
+/// The largest cols the dispatch sends to the warp path (512 for fp32, 1024 for 16-bit types).
+template <typename T>
+int64_t layer_norm_warp_up_to();
+
 /// A group of lanes per row, the row in registers: cols <= 1024.
 template <typename T>
 void layer_norm_warp(const course::Args& a, cudaStream_t stream);

@@ -31,9 +31,10 @@ int main(int argc, char** argv) {
     return course::Limits{max_cols, {}, "cols <= " + limit_text(max_cols) + " (the row in shared memory); rows < 2^31"};
   };
   const course::Limits uncached{0, {}, "any cols (rows < 2^31); the row read twice"};
-  auto dispatch = [&](int64_t smem_max) {
-    return course::Limits{
-        0, {1024, smem_max}, "any cols: warp <= 1024 < shared memory <= " + limit_text(smem_max) + " < uncached"};
+  auto dispatch = [&](int64_t warp_max, int64_t smem_max) {
+    return course::Limits{0, {warp_max, smem_max},
+                          "any cols: warp <= " + std::to_string(warp_max) + " < shared memory <= " +
+                              limit_text(smem_max) + " < uncached"};
   };
   ch.add(Op::layer_norm, "warp", DType::f32, layer_norm_warp<float>, warp);
   ch.add(Op::layer_norm, "warp", DType::f16, layer_norm_warp<__half>, warp);
@@ -45,9 +46,11 @@ int main(int argc, char** argv) {
   ch.add(Op::layer_norm, "uncached", DType::f32, layer_norm_uncached<float>, uncached);
   ch.add(Op::layer_norm, "uncached", DType::f16, layer_norm_uncached<__half>, uncached);
   ch.add(Op::layer_norm, "uncached", DType::bf16, layer_norm_uncached<__nv_bfloat16>, uncached);
-  ch.add(Op::layer_norm, "dispatch", DType::f32, layer_norm<float>, dispatch(layer_norm_smem_max_cols<float>()));
-  ch.add(Op::layer_norm, "dispatch", DType::f16, layer_norm<__half>, dispatch(layer_norm_smem_max_cols<__half>()));
+  ch.add(Op::layer_norm, "dispatch", DType::f32, layer_norm<float>,
+         dispatch(layer_norm_warp_up_to<float>(), layer_norm_smem_max_cols<float>()));
+  ch.add(Op::layer_norm, "dispatch", DType::f16, layer_norm<__half>,
+         dispatch(layer_norm_warp_up_to<__half>(), layer_norm_smem_max_cols<__half>()));
   ch.add(Op::layer_norm, "dispatch", DType::bf16, layer_norm<__nv_bfloat16>,
-         dispatch(layer_norm_smem_max_cols<__nv_bfloat16>()));
+         dispatch(layer_norm_warp_up_to<__nv_bfloat16>(), layer_norm_smem_max_cols<__nv_bfloat16>()));
   return ch.run(argc, argv);
 }
