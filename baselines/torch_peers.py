@@ -186,6 +186,7 @@ def main():
            "timing_method": f"L2 flushed (memset of 2x L2) before each launch, one event pair per launch, {WARMUP} "
                             f"warm-up launches (flushed), median of {iters}",
            "sweep": "quick" if args.quick else "standard"}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump({"context": ctx, "benchmarks": results}, f, indent=1)
     print(f"wrote {args.out} ({len(results)} benchmarks)")

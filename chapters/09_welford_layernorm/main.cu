@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "course/harness.h"
@@ -19,7 +20,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "usage: %s --accuracy FILE.json\n", argv[0]);
       return 2;
     }
-    return run_accuracy_experiment(argv[2]);
+    try {
+      return run_accuracy_experiment(argv[2]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s --accuracy: %s\n", argv[0], e.what());
+      return 1;
+    }
   }
   course::Chapter ch("09_welford_layernorm", "LayerNorm with Welford statistics: warp, shared-memory, uncached");
   const course::Limits warp{1024, {32, 64, 128, 256, 512}, "cols <= 1024; the row in registers, 16-byte packs"};
