@@ -8,10 +8,16 @@ JSON with the course's counters and environment stamp) and writes, per GPU:
   <out>/<gpu>/chNN_name.png/.svg   one figure per chapter: GB/s against cols, a line per
                                    kernel and dtype, the copy line at 100%
   <out>/<gpu>/progression.png/.svg each chapter's best softmax at each cols, per dtype
+  <out>/<gpu>/peers.png/.svg       the course's best against the peers (peer_*.json: cuDNN,
+                                   PyTorch, measured by `make compare`); chapter figures also
+                                   draw the peers of their ops, dash-dotted
 With --tables it also rewrites, between markers, the measured tables and figures quoted in
 README.md and chapters/*/README.md, so that no number in the lessons is typed by hand:
   <!-- results CHAPTER [GPU] -->...<!-- /results -->          the chapter's table
   <!-- profile CHAPTER [GPU] -->...<!-- /profile -->          its Nsight Compute table
+  <!-- peers CHAPTER OP ROWS [GPU] -->...<!-- /peers -->      its best kernel for OP against each peer
+  <!-- accuracy FILE [GPU] -->...<!-- /accuracy -->          chapter 09's variance experiment
+                                                             (FILE under plots/data/<gpu>/experiments/)
   <!-- vs_copy CHAPTER [GPU] -->...<!-- /vs_copy -->          its best kernel against cudaMemcpy
                                                              of the same shape (chapter 00)
   <!-- value CHAPTER NAME FIELD [GPU] -->...<!-- /value -->     one number; NAME is a
@@ -81,6 +87,18 @@ def load_all(data_dir):
     return out
 
 
+def load_peers(data_dir):
+    """{gpu: {peer: data}} for every peer JSON (peer_cudnn.json, peer_torch.json) under data_dir/<gpu>/."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(data_dir, "*", "peer_*.json"))):
+        gpu = os.path.basename(os.path.dirname(path))
+        out.setdefault(gpu, {})[os.path.basename(path)[len("peer_"):-5]] = load_chapter(path)
+    return out
+
+
+PEER_STYLE = {"cudnn": {"color": "tab:gray", "marker": "x"}, "torch": {"color": "tab:brown", "marker": "+"}}
+
+
 def series(results, rows=None):
     """{(op, kernel, dtype): [(cols, gbps), ...]} sorted by cols."""
     s = {}
@@ -91,9 +109,9 @@ def series(results, rows=None):
     return {k: sorted(v) for k, v in s.items()}
 
 
-def style_axes(ax, copy_gbps, title):
+def style_axes(ax, copy_gbps, title, flat=False):
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("columns per row (log2)")
+    ax.set_xlabel("elements (log2)" if flat else "columns per row (log2)")
     ax.set_ylabel("effective bandwidth (GB/s)")
     ax.axhline(copy_gbps, color="black", linewidth=1.2)
     ax.annotate(f"device-to-device copy = 100% ({copy_gbps:.0f} GB/s)", xy=(0.01, copy_gbps),
@@ -111,16 +129,77 @@ def save(fig, out_dir, stem):
     plt.close(fig)
 
 
-def chapter_figure(ch, gpu_name, out_dir):
+def plot_peers(ax, peers, op, dtypes, rows, labelled):
+    """The peers' lines for (op, dtype, rows), dash-dotted, in their own colors."""
+    for peer, pdata in sorted((peers or {}).items()):
+        for dtype in dtypes:
+            pts = series(pdata["results"], rows).get((op, peer, dtype))
+            if not pts:
+                continue
+            xs, ys = zip(*pts)
+            label = f"{peer} {op} {dtype} (peer)"
+            ax.plot(xs, ys, linestyle="-.", linewidth=1.0, markersize=4, alpha=0.8,
+                    label=label if label not in labelled else None, **PEER_STYLE.get(peer, {}))
+            labelled.add(label)
+
+
+def chapter_figure(ch, gpu_name, out_dir, peers=None):
+    """GB/s against cols, a panel per rows value; an elementwise chapter (rows = 1, many ops) gets a
+    panel per op instead. The peers' lines for the same op, dtype and rows are drawn dash-dotted."""
     rows_set = sorted({r["rows"] for r in ch["results"]})
-    fig, axes = plt.subplots(1, len(rows_set), figsize=(7.5 * len(rows_set), 4.5), squeeze=False)
-    for ax, rows in zip(axes[0], rows_set):
-        for (op, kernel, dtype), pts in sorted(series(ch["results"], rows).items()):
+    ops = sorted({r["op"] for r in ch["results"]})
+    panels = [(rows, None) for rows in rows_set]
+    if rows_set == [1] and len(ops) > 2:
+        panels = [(1, op) for op in ops]
+    ncols = min(len(panels), 4)
+    nrows = (len(panels) + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.5 * ncols, 4.5 * nrows), squeeze=False)
+    for i, (rows, only_op) in enumerate(panels):
+        ax = axes[i // ncols][i % ncols]
+        labelled = set()
+        shown = sorted(k for k in series(ch["results"], rows) if only_op in (None, k[0]))
+        for (op, kernel, dtype), pts in [(k, series(ch["results"], rows)[k]) for k in shown]:
             xs, ys = zip(*pts)
             ax.plot(xs, ys, DTYPE_STYLE[dtype], marker="o", markersize=3, label=f"{op}/{kernel} {dtype}")
-        style_axes(ax, ch["copy_gbps"], f"{ch['chapter']}  (rows = {rows}, {gpu_name})")
-        ax.legend(fontsize=8, loc="lower right")
+        for op in sorted({k[0] for k in shown}):
+            plot_peers(ax, peers, op, sorted({k[2] for k in shown if k[0] == op}, key=DTYPES.index), rows, labelled)
+        what = f"{only_op}, " if only_op else ""
+        style_axes(ax, ch["copy_gbps"], f"{ch['chapter']}  ({what}rows = {rows}, {gpu_name})", flat=rows == 1)
+        ax.legend(fontsize=7, loc="lower right")
+    for j in range(len(panels), nrows * ncols):
+        axes[j // ncols][j % ncols].axis("off")
     save(fig, out_dir, ch["chapter"])
+
+
+def best_course(chapters, op, dtype, rows):
+    """{cols: (gbps, chapter/kernel)}: the course's best kernel for op at each cols."""
+    best = {}
+    for name, ch in chapters.items():
+        for r in ch["results"]:
+            if r["op"] == op and r["dtype"] == dtype and r["rows"] == rows:
+                if r["gbps"] > best.get(r["cols"], (0, ""))[0]:
+                    best[r["cols"]] = (r["gbps"], f"{name[:4]}{r['kernel']}")
+    return best
+
+
+def peers_figure(chapters, peers, gpu_name, out_dir):
+    """The course's best against each peer, same axes: softmax and LayerNorm at rows 49152, per dtype,
+    and softmax on the long rows (rows 128)."""
+    panels = [("softmax", 49152), ("layer_norm", 49152), ("softmax", 128)]
+    fig, axes = plt.subplots(len(panels), 3, figsize=(18, 4.6 * len(panels)), squeeze=False)
+    copy_gbps = next(iter(chapters.values()))["copy_gbps"]
+    for i, (op, rows) in enumerate(panels):
+        for j, dtype in enumerate(DTYPES):
+            ax = axes[i][j]
+            best = best_course(chapters, op, dtype, rows)
+            if best:
+                xs = sorted(best)
+                ax.plot(xs, [best[x][0] for x in xs], "-", marker="o", markersize=3, color="tab:blue",
+                        label="this course (best chapter)")
+            plot_peers(ax, peers, op, [dtype], rows, set())
+            style_axes(ax, copy_gbps, f"{op} {dtype}, rows = {rows} ({gpu_name})")
+            ax.legend(fontsize=7, loc="lower right")
+    save(fig, out_dir, "peers")
 
 
 def progression_figure(chapters, gpu_name, out_dir, op="softmax", rows=49152):
@@ -295,6 +374,68 @@ def fmt_vs_copy(ch, copy_ch):
     return "\n".join(lines)
 
 
+def fmt_peers(chapters, peers, chapter, op, rows):
+    """Markdown table: the chapter's best kernel for op at each cols against each peer, per dtype."""
+    ch = chapters[chapter]
+    dtypes = [d for d in DTYPES if any(r["op"] == op and r["dtype"] == d and r["rows"] == rows for r in ch["results"])]
+    names = sorted(peers)
+    head = ["cols"]
+    for d in dtypes:
+        head += [f"{d} ours"] + [f"{d} {p}" for p in names if any(
+            r["op"] == op and r["dtype"] == d and r["rows"] == rows for r in peers[p]["results"])]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    ours = {d: best_course({chapter: ch}, op, d, rows) for d in dtypes}
+    theirs = {(p, d): {r["cols"]: r["gbps"] for r in peers[p]["results"]
+                       if r["op"] == op and r["dtype"] == d and r["rows"] == rows} for p in names for d in dtypes}
+    for c in sorted({c for d in dtypes for c in ours[d]}):
+        cells = [str(c)]
+        for d in dtypes:
+            o = ours[d].get(c, (None,))[0]
+            row_peers = [(p, theirs[(p, d)].get(c)) for p in names if theirs[(p, d)]]
+            top = max((v for _, v in row_peers if v), default=None)
+            mark = "" if o is None or top is None else (" **>=**" if o >= top else " (below)")
+            cells.append(f"{o:.0f}{mark}" if o else "")
+            cells += [f"{v:.0f}" if v else "" for _, v in row_peers]
+        lines.append("| " + " | ".join(cells) + " |")
+    ctxs = "; ".join(f"{p}: {peers[p]['context'].get('peer', p)}, copy line {peers[p]['copy_gbps']:.0f} GB/s, "
+                     f"commit {str(peers[p]['context'].get('git_commit', '?'))[:7]}" for p in names)
+    lines.append("")
+    lines.append(f"GB/s, {op}, rows = {rows}. Ours: `{chapter}`'s best kernel at each cols (copy line "
+                 f"{ch['copy_gbps']:.0f} GB/s, commit {str(ch['context'].get('git_commit', '?'))[:7]}). "
+                 f"Peers, by the same method (`make compare`): {ctxs}. **>=** marks ours at or above every peer.")
+    return "\n".join(lines)
+
+
+def fmt_accuracy(path):
+    """Markdown table of chapter 09's variance experiment."""
+    with open(path) as f:
+        doc = json.load(f)
+    ctx, res = doc["context"], doc["results"]
+    methods = []
+    for r in res:
+        if r["method"] not in methods:
+            methods.append(r["method"])
+    offsets = sorted({r["offset"] for r in res})
+    by = {(r["offset"], r["method"]): r for r in res}
+    lines = ["| offset | " + " | ".join(f"{m}: max / median relative error" for m in methods) + " |",
+             "|---:|" + "---:|" * len(methods)]
+    for o in offsets:
+        cells = []
+        for m in methods:
+            r = by[(o, m)]
+            bad = f", {r['nonpositive_rows']} rows <= 0" if r["nonpositive_rows"] else ""
+            cells.append(f"{r['max_rel_err']:.2g} / {r['median_rel_err']:.2g}{bad}")
+        lines.append(f"| {o:g} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"Variance of {ctx['rows']} rows of {ctx['cols']} fp32 values drawn from normal(offset, 1), against "
+                 f"float64; {ctx['gpu_name']}, commit {ctx['git_commit'][:7]}. Data: "
+                 f"`plots/data/{REFERENCE_GPU}/experiments/ch09_variance/accuracy.json`.")
+    return "\n".join(lines)
+
+
+PEERS_RE = re.compile(r"(<!-- peers (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /peers -->)",
+                      re.S)
+ACCURACY_RE = re.compile(r"(<!-- accuracy (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /accuracy -->)", re.S)
 VS_COPY_RE = re.compile(r"(<!-- vs_copy (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /vs_copy -->)", re.S)
 PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>[\w.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
@@ -302,7 +443,7 @@ VALUE_RE = re.compile(r"(<!-- value (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)(?: 
                       r"(.*?)(<!-- /value -->)", re.S)
 
 
-def rewrite_markers(text, data):
+def rewrite_markers(text, data, peers=None):
     def results(m):
         gpu = m["gpu"] or REFERENCE_GPU
         ch = data.get(gpu, {}).get(m["ch"])
@@ -328,6 +469,22 @@ def rewrite_markers(text, data):
             raise DataError(f"vs_copy marker needs {m['ch']} and chapter 00 on {gpu}")
         return f"{m.group(1)}\n{fmt_vs_copy(chapters[m['ch']], chapters[copy_name])}\n{m.group(5)}"
 
+    def peers_table(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        chapters, p = data.get(gpu, {}), (peers or {}).get(gpu, {})
+        if m["ch"] not in chapters or not p:
+            raise DataError(f"peers marker needs {m['ch']} and peer data (peer_*.json) on {gpu}")
+        return f"{m.group(1)}\n{fmt_peers(chapters, p, m['ch'], m['op'], int(m['rows']))}\n{m.group(6)}"
+
+    def accuracy(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        path = os.path.join(DATA_DIR, gpu, "experiments", m["file"])
+        if not os.path.exists(path):
+            raise DataError(f"accuracy marker names {path}: no such file")
+        return f"{m.group(1)}\n{fmt_accuracy(path)}\n{m.group(4)}"
+
+    text = PEERS_RE.sub(peers_table, text)
+    text = ACCURACY_RE.sub(accuracy, text)
     text = VS_COPY_RE.sub(vs_copy, text)
     return PROFILE_RE.sub(profile, VALUE_RE.sub(val, RESULTS_RE.sub(results, text)))
 
@@ -343,20 +500,25 @@ def main():
     DATA_DIR = args.data
     try:
         data = load_all(args.data)
+        peers = load_peers(args.data)
         if not data:
             raise DataError(f"no chNN_*.json under {args.data}/<gpu>/")
         for gpu, chapters in data.items():
             gpu_name = next(iter(chapters.values()))["context"].get("gpu_name", gpu)
             out_dir = os.path.join(args.out, gpu)
             for ch in chapters.values():
-                chapter_figure(ch, gpu_name, out_dir)
+                chapter_figure(ch, gpu_name, out_dir, peers.get(gpu))
             progression_figure(chapters, gpu_name, out_dir)
-            print(f"{gpu}: {len(chapters)} chapter figures + progression -> {out_dir}")
+            extra = ""
+            if peers.get(gpu):
+                peers_figure(chapters, peers[gpu], gpu_name, out_dir)
+                extra = f" + peers ({', '.join(sorted(peers[gpu]))})"
+            print(f"{gpu}: {len(chapters)} chapter figures + progression{extra} -> {out_dir}")
         readmes = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "chapters", "*", "README.md")))
         for path in readmes:
             with open(path) as f:
                 text = f.read()
-            new = rewrite_markers(text, data)  # raises on a marker without data
+            new = rewrite_markers(text, data, peers)  # raises on a marker without data
             if args.tables and new != text:
                 with open(path, "w") as f:
                     f.write(new)

@@ -35,10 +35,10 @@ void relu(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::relu))
     ew::Unary<kMaxPack>(s, ew::SimpleFactory<ew::Relu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
 }
-template <typename T, int kMaxPack = 16>
+template <typename T, int kMaxPack = 16, int64_t kWaves = ew::kMaxWaves>
 void gelu(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::gelu))
-    ew::Unary<kMaxPack>(s, ew::SimpleFactory<ew::Gelu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
+    ew::Unary<kMaxPack, kWaves>(s, ew::SimpleFactory<ew::Gelu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
 }
 template <typename T>
 void scale(const Args& a, cudaStream_t s) {
@@ -197,6 +197,8 @@ int main(int argc, char** argv) {
   ch.add(Op::gelu, "pack", DType::bf16, gelu<__nv_bfloat16>, any);
   ch.add(Op::gelu, "scalar", DType::f32, gelu<float, 1>, scalar);
   ch.add(Op::gelu, "scalar", DType::f16, gelu<__half, 1>, scalar);
+  ch.add(Op::gelu, "waves32", DType::f32, gelu<float, 16, 32>,
+         {0, {}, "any count; the grid capped at 32 waves, threads looping (OneFlow's choice)"});
   ch.add(Op::scale, "pack", DType::f32, scale<float>, any);
   ch.add(Op::scale, "pack", DType::f16, scale<__half>, any);
   ch.add(Op::scale, "pack", DType::bf16, scale<__nv_bfloat16>, any);
