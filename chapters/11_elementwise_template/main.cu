@@ -30,25 +30,25 @@ int64_t flat_count(const Args& a, course::Op op) {
 }
 
 /// [launchers]
-template <typename T, int kMaxPack = 16>
+template <typename T, int kMaxPack = 16, int kU = ew::kUnroll>
 void relu(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::relu))
-    ew::Unary<kMaxPack>(s, ew::SimpleFactory<ew::Relu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
+    ew::Unary<kMaxPack, ew::kMaxWaves, kU>(s, ew::SimpleFactory<ew::Relu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
 }
-template <typename T, int kMaxPack = 16, int64_t kWaves = ew::kMaxWaves>
+template <typename T, int kMaxPack = 16, int64_t kWaves = ew::kMaxWaves, int kU = ew::kUnroll>
 void gelu(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::gelu))
-    ew::Unary<kMaxPack, kWaves>(s, ew::SimpleFactory<ew::Gelu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
+    ew::Unary<kMaxPack, kWaves, kU>(s, ew::SimpleFactory<ew::Gelu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
 }
 template <typename T>
 void scale(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::scale))
     ew::Unary(s, ew::ScaleFactory<T>{a.alpha}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
 }
-template <typename T>
+template <typename T, int kU = ew::kUnroll>
 void mul(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::mul))
-    ew::Binary(s, ew::SimpleFactory<ew::Mul<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x),
+    ew::Binary<16, ew::kMaxWaves, kU>(s, ew::SimpleFactory<ew::Mul<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x),
                static_cast<const T*>(a.b));
 }
 template <typename T>
@@ -216,6 +216,8 @@ int main(int argc, char** argv) {
   ch.add(Op::cast_from_f32, "no_apply2", DType::f16, cast_from_f32<__half, ew::CastFromF32Scalar<__half>>, any);
   ch.add(Op::cast_to_f32, "no_apply2", DType::f16, cast_to_f32<__half, ew::CastToF32Scalar<__half>>, any);
   ch.add(Op::cast_from_f32, "scalar", DType::f16, cast_from_f32<__half, ew::CastFromF32<__half>, 1>, scalar);
+  ch.add(Op::gelu, "unroll1", DType::f16, gelu<__half, 16, ew::kMaxWaves, 1>,
+         {0, {}, "any count; one pack per thread (the comparison for the 16-bit unroll)"});
   ch.add_check({"cast_to_f32/pack/f16: every fp16 pattern", "pack", DType::f16, check_widen_all<__half>});
   ch.add_check({"cast_to_f32/pack/bf16: every bf16 pattern", "pack", DType::bf16, check_widen_all<__nv_bfloat16>});
   ch.add_check({"cast_from_f32/pack/f16: every fp32 pattern", "pack", DType::f16, check_narrow_all<__half>});
