@@ -15,7 +15,9 @@ With --tables it also rewrites, between markers, the measured tables and figures
 README.md and chapters/*/README.md, so that no number in the lessons is typed by hand:
   <!-- results CHAPTER [GPU] -->...<!-- /results -->          the chapter's table
   <!-- profile CHAPTER [GPU] -->...<!-- /profile -->          its Nsight Compute table
-  <!-- peers CHAPTER OP ROWS [GPU] -->...<!-- /peers -->      its best kernel for OP against each peer
+  <!-- peers CHAPTER OP ROWS [kernel=K] [GPU] -->...<!-- /peers -->
+                                                             its kernel K (or best kernel) for OP
+                                                             against each peer
   <!-- accuracy FILE [GPU] -->...<!-- /accuracy -->          chapter 09's variance experiment
                                                              (FILE under plots/data/<gpu>/experiments/)
   <!-- vs_copy CHAPTER [GPU] -->...<!-- /vs_copy -->          its best kernel against cudaMemcpy
@@ -374,11 +376,16 @@ def fmt_vs_copy(ch, copy_ch):
     return "\n".join(lines)
 
 
-def fmt_peers(chapters, peers, chapter, op, rows):
-    """Markdown table: the chapter's best kernel for op at each cols against each peer, per dtype."""
+def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
+    """Markdown table: the chapter's kernel for op at each cols (`kernel`, or its best one) against
+    each peer that has op, per dtype."""
     ch = chapters[chapter]
+    if kernel:
+        ch = dict(ch, results=[r for r in ch["results"] if r["kernel"] == kernel])
     dtypes = [d for d in DTYPES if any(r["op"] == op and r["dtype"] == d and r["rows"] == rows for r in ch["results"])]
-    names = sorted(peers)
+    if not dtypes:
+        raise DataError(f"{chapter} has no {op} results at rows {rows}" + (f" for kernel {kernel}" if kernel else ""))
+    names = sorted(p for p in peers if any(r["op"] == op and r["rows"] == rows for r in peers[p]["results"]))
     head = ["cols"]
     for d in dtypes:
         head += [f"{d} ours"] + [f"{d} {p}" for p in names if any(
@@ -400,7 +407,8 @@ def fmt_peers(chapters, peers, chapter, op, rows):
     ctxs = "; ".join(f"{p}: {peers[p]['context'].get('peer', p)}, copy line {peers[p]['copy_gbps']:.0f} GB/s, "
                      f"commit {str(peers[p]['context'].get('git_commit', '?'))[:7]}" for p in names)
     lines.append("")
-    lines.append(f"GB/s, {op}, rows = {rows}. Ours: `{chapter}`'s best kernel at each cols (copy line "
+    which = f"`{op}/{kernel}`" if kernel else "best kernel at each cols"
+    lines.append(f"GB/s, {op}, rows = {rows}. Ours: `{chapter}`'s {which} (copy line "
                  f"{ch['copy_gbps']:.0f} GB/s, commit {str(ch['context'].get('git_commit', '?'))[:7]}). "
                  f"Peers, by the same method (`make compare`): {ctxs}. **>=** marks ours at or above every peer.")
     return "\n".join(lines)
@@ -433,8 +441,8 @@ def fmt_accuracy(path):
     return "\n".join(lines)
 
 
-PEERS_RE = re.compile(r"(<!-- peers (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /peers -->)",
-                      re.S)
+PEERS_RE = re.compile(r"(<!-- peers (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+)(?: kernel=(?P<kernel>\w+))?"
+                      r"(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /peers -->)", re.S)
 ACCURACY_RE = re.compile(r"(<!-- accuracy (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /accuracy -->)", re.S)
 VS_COPY_RE = re.compile(r"(<!-- vs_copy (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /vs_copy -->)", re.S)
 PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>[\w.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
@@ -474,7 +482,8 @@ def rewrite_markers(text, data, peers=None):
         chapters, p = data.get(gpu, {}), (peers or {}).get(gpu, {})
         if m["ch"] not in chapters or not p:
             raise DataError(f"peers marker needs {m['ch']} and peer data (peer_*.json) on {gpu}")
-        return f"{m.group(1)}\n{fmt_peers(chapters, p, m['ch'], m['op'], int(m['rows']))}\n{m.group(6)}"
+        table = fmt_peers(chapters, p, m["ch"], m["op"], int(m["rows"]), m["kernel"])
+        return f"{m.group(1)}\n{table}\n{m.group(7)}"
 
     def accuracy(m):
         gpu = m["gpu"] or REFERENCE_GPU
