@@ -156,8 +156,11 @@ def chapter_figure(ch, gpu_name, out_dir, peers=None):
     ncols = min(len(panels), 4)
     nrows = (len(panels) + ncols - 1) // ncols
     fig, axes = plt.subplots(nrows, ncols, figsize=(7.5 * ncols, 4.5 * nrows), squeeze=False)
+    # The course's lines avoid the peers' colors (brown and gray in tab20).
+    ours = [c for i, c in enumerate(plt.cm.tab20.colors) if i not in (10, 11, 14, 15)]
     for i, (rows, only_op) in enumerate(panels):
         ax = axes[i // ncols][i % ncols]
+        ax.set_prop_cycle(color=ours)
         labelled = set()
         shown = sorted(k for k in series(ch["results"], rows) if only_op in (None, k[0]))
         for (op, kernel, dtype), pts in [(k, series(ch["results"], rows)[k]) for k in shown]:
@@ -226,8 +229,35 @@ def progression_figure(chapters, gpu_name, out_dir, op="softmax", rows=49152):
     save(fig, out_dir, "progression")
 
 
+def fmt_flat_table(ch):
+    """Markdown table of an elementwise chapter (rows = 1): one row per op/kernel/dtype, one column
+    per element count."""
+    keys = sorted({(r["op"], r["kernel"], r["dtype"]) for r in ch["results"]},
+                  key=lambda k: (k[0], k[1] != "pack", k[1], DTYPES.index(k[2])))
+    by = {(r["op"], r["kernel"], r["dtype"], r["cols"]): r for r in ch["results"]}
+    sizes = sorted({r["cols"] for r in ch["results"]})
+    head = ["op/kernel dtype"] + [f"2^{n.bit_length() - 1} elements" if n & (n - 1) == 0 else f"{n} elements"
+                                  for n in sizes]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * len(sizes)]
+    for op, kernel, dtype in keys:
+        cells = [f"{op}/{kernel} {dtype}"]
+        for n in sizes:
+            r = by.get((op, kernel, dtype, n))
+            cells.append(f"{r['gbps']:.0f} ({r['pct_of_copy']:.0f}%)" if r else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def fmt_table(ch):
     """Markdown table: one row per cols, one column per kernel/dtype: GB/s (% of copy)."""
+    if {r["rows"] for r in ch["results"]} == {1}:
+        lines = fmt_flat_table(ch)
+        ctx = ch["context"]
+        lines.append("")
+        lines.append(f"GB/s (percent of the copy line, {ch['copy_gbps']:.0f} GB/s). Measured on {ctx.get('gpu_name')}, "
+                     f"CUDA {ctx.get('cuda_runtime_version')}, driver {ctx.get('cuda_driver_version')}, "
+                     f"commit {str(ctx.get('git_commit', '?'))[:12]}; {ctx.get('timing_method', '')}.")
+        return "\n".join(lines)
     keys = sorted({(r["op"], r["kernel"], r["dtype"], r["rows"]) for r in ch["results"]},
                   key=lambda k: (k[0], k[1], DTYPES.index(k[2]), k[3]))
     by = {(r["op"], r["kernel"], r["dtype"], r["rows"], r["cols"]): r for r in ch["results"]}
@@ -276,6 +306,10 @@ def short_kernel_name(full):
     name = name.replace("course::", "").replace("detail::", "")
     base = name.split("(")[0]
     head = base.split("<")[0]
+    if head.endswith("elementwise_kernel"):  # chapter 11: <pack, unroll, factory, out, in...>
+        m = re.match(r"[\w:]*elementwise_kernel<(\d+), (\d+), (?:ew::)?(?:SimpleFactory<)?(?:ew::)?(\w+)<(\w+)>", base)
+        if m:
+            return f"elementwise_kernel<pack {m[1]}, unroll {m[2]}> {m[3]}<{TYPE_NAMES.get(m[4], m[4])}>"
     if head.startswith("cub::"):
         op = "max" if "Max>" in base else "sum" if "plus" in base else ""
         return f"{head} ({op})" if op else head
