@@ -88,3 +88,58 @@ TEST(Slug, GpuNamesBecomeFolderNames) {
   EXPECT_EQ(course::gpu_slug("Tesla T4"), "t4");
   EXPECT_EQ(course::gpu_slug("  "), "unknown-gpu");
 }
+
+TEST(Ops, TensorsOfEachOperation) {
+  using course::Extent;
+  using course::Op;
+  const auto& ln = course::op_spec(Op::layer_norm);
+  ASSERT_EQ(ln.inputs.size(), 3u);
+  ASSERT_EQ(ln.outputs.size(), 3u);
+  EXPECT_EQ(ln.inputs[1].extent, Extent::per_col);  // gamma
+  EXPECT_EQ(ln.outputs[1].extent, Extent::per_row);  // mean
+  EXPECT_TRUE(ln.outputs[2].fp32);                   // rstd is fp32 whatever the storage type
+  EXPECT_EQ(ln.inputs[1].slot, &course::Args::gamma);
+  EXPECT_EQ(course::op_spec(Op::fma).inputs.size(), 3u);
+  EXPECT_EQ(course::op_spec(Op::mul).inputs.size(), 2u);
+  EXPECT_TRUE(course::op_spec(Op::cast_to_f32).outputs[0].fp32);
+  EXPECT_TRUE(course::op_spec(Op::cast_from_f32).inputs[0].fp32);
+  EXPECT_FALSE(course::op_spec(Op::softmax).outputs[0].fp32);
+  EXPECT_TRUE(course::op_is_elementwise(Op::gelu));
+  EXPECT_FALSE(course::op_is_elementwise(Op::layer_norm));
+  EXPECT_TRUE(course::op_is_exact(Op::cast_from_f32));
+  EXPECT_TRUE(course::op_is_exact(Op::relu));
+  EXPECT_FALSE(course::op_is_exact(Op::gelu));
+}
+
+TEST(Ops, BytesModelOfLayerNormAndElementwise) {
+  using course::DType;
+  using course::Op;
+  // x read, y written, gamma and beta read once, fp32 mean and rstd written per row.
+  EXPECT_EQ(course::bytes_moved(Op::layer_norm, 49152, 1024, DType::f16),
+            2LL * 49152 * 1024 * 2 + 2LL * 1024 * 2 + 8LL * 49152);
+  EXPECT_EQ(course::bytes_moved(Op::cast_from_f32, 1, 1 << 20, DType::f16), (4LL + 2) << 20);
+  EXPECT_EQ(course::bytes_moved(Op::cast_to_f32, 1, 1 << 20, DType::bf16), (2LL + 4) << 20);
+  EXPECT_EQ(course::bytes_moved(Op::fma, 1, 1000, DType::f32), 4LL * 1000 * 4);
+  EXPECT_EQ(course::bytes_moved(Op::mul, 2, 500, DType::f16), 3LL * 1000 * 2);
+}
+
+TEST(Ops, LayerNormToleranceGrowsWithTheRowsConditioning) {
+  using course::DType;
+  using course::Op;
+  // Two rows of 4: one centred on 0, one on 1000 with the same spread.
+  std::vector<double> x{-1, 1, -1, 1, 999, 1001, 999, 1001}, g{1, 1, 1, 1}, b{0, 0, 0, 0};
+  std::vector<double> y(8), mean(2), rstd(2);
+  course::Args a;
+  course::reference(Op::layer_norm, {x.data(), g.data(), b.data()}, 2, 4, {y.data(), mean.data(), rstd.data()}, a);
+  const std::vector<const double*> in{x.data(), g.data(), b.data()};
+  const std::vector<double*> ref{y.data(), mean.data(), rstd.data()};
+  auto t0 = course::op_row_tolerance(Op::layer_norm, DType::f32, 0, in, ref, 0, 4);
+  auto t1 = course::op_row_tolerance(Op::layer_norm, DType::f32, 0, in, ref, 1, 4);
+  EXPECT_DOUBLE_EQ(t0.atol, course::op_tolerance(Op::layer_norm, DType::f32, 0).atol);
+  EXPECT_GT(t1.atol, 500 * t0.atol);  // |mean| * rstd is about 1000 on the second row
+  auto r1 = course::op_row_tolerance(Op::layer_norm, DType::f32, 2, in, ref, 1, 4);
+  EXPECT_GT(r1.rtol, 1e-4);  // rstd's relative error: about 2^-24 * 1000 * 8
+  // Other operations keep their fixed tolerance.
+  auto s = course::op_row_tolerance(Op::softmax, DType::f16, 0, in, ref, 1, 4);
+  EXPECT_DOUBLE_EQ(s.rtol, course::op_tolerance(Op::softmax, DType::f16, 0).rtol);
+}

@@ -100,6 +100,17 @@ TEST(Reference, LayerNormMeanShiftedRow) {
   EXPECT_DOUBLE_EQ(y[0], 1.0);
 }
 
+TEST(Reference, LayerNormNonFiniteRowIsNaNEverywhere) {
+  // +inf, NaN, all -inf: inf - inf inside the statistics, as PyTorch's Welford reaches it.
+  std::vector<double> x{1, kInf, 2, kNaN, -kInf, -kInf}, g{1, 1}, b{0, 0}, y(6), mean(3), rstd(3);
+  ref::layer_norm(x.data(), g.data(), b.data(), 3, 2, 1e-5f, y.data(), mean.data(), rstd.data());
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(std::isnan(mean[r])) << r;
+    EXPECT_TRUE(std::isnan(rstd[r])) << r;
+  }
+  for (double v : y) EXPECT_TRUE(std::isnan(v));
+}
+
 TEST(Reference, ReduceScale) {
   std::vector<double> x{-4, 2, 1, 0, 0, 0, 1, kNaN}, y(8);
   ref::reduce_scale(x.data(), 2, 4, y.data());
@@ -120,6 +131,9 @@ TEST(Reference, ElementwiseFunctors) {
   EXPECT_NEAR(ref::gelu(1.0), 0.8413447460685429, 1e-15);
   EXPECT_NEAR(ref::gelu(-1.0), -0.15865525393145707, 1e-15);
   EXPECT_EQ(ref::gelu(0.0), 0.0);
+  // Far in the negative tail 1 + erf cancels to 0 in double; the erfc form keeps the value.
+  EXPECT_LT(ref::gelu(-10.0), 0.0);
+  EXPECT_NEAR(ref::gelu(-10.0) / -7.619853e-23, 1.0, 1e-6);
   EXPECT_EQ(ref::scale(3, 0.5), 1.5);
   EXPECT_EQ(ref::fma3(2, 3, 4), 10.0);
   EXPECT_TRUE(std::isnan(ref::gelu(kNaN)));
