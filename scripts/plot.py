@@ -18,6 +18,7 @@ README.md and chapters/*/README.md, so that no number in the lessons is typed by
   <!-- peers CHAPTER OP ROWS [kernel=K] [GPU] -->...<!-- /peers -->
                                                              its kernel K (or best kernel) for OP
                                                              against each peer
+  <!-- summary [GPU] -->...<!-- /summary -->                 each chapter's best at a few shapes (README)
   <!-- accuracy FILE [GPU] -->...<!-- /accuracy -->          chapter 09's variance experiment
                                                              (FILE under plots/data/<gpu>/experiments/)
   <!-- vs_copy CHAPTER [GPU] -->...<!-- /vs_copy -->          its best kernel against cudaMemcpy
@@ -475,6 +476,34 @@ def fmt_accuracy(path):
     return "\n".join(lines)
 
 
+SUMMARY_SHAPES = [("f32", 128), ("f32", 1024), ("f32", 4096), ("f32", 32768), ("f16", 1024), ("f16", 4096)]
+
+
+def fmt_summary(chapters, rows=49152):
+    """Markdown table for the README: each chapter's main operation, its best kernel at a few shapes."""
+    head = ["chapter", "operation"] + [f"{d}, {c} cols" for d, c in SUMMARY_SHAPES]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * len(SUMMARY_SHAPES)]
+    copy = None
+    for name, ch in sorted(chapters.items()):
+        ops = [r["op"] for r in ch["results"] if r["rows"] == rows]
+        if not ops:
+            continue  # elementwise chapters (rows = 1) have their own table
+        op = max(set(ops), key=ops.count)
+        copy = copy or ch["copy_gbps"]
+        cells = [name, op]
+        for d, c in SUMMARY_SHAPES:
+            best = max((r for r in ch["results"] if r["op"] == op and r["dtype"] == d and r["rows"] == rows
+                        and r["cols"] == c), key=lambda r: r["gbps"], default=None)
+            cells.append(f"{best['gbps']:.0f} ({best['pct_of_copy']:.0f}%)" if best else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"GB/s (percent of each run's copy line) of each chapter's best kernel for its operation, rows = "
+                 f"{rows}; empty where the chapter's kernels do not reach that shape or type. Generated from "
+                 f"`plots/data/{REFERENCE_GPU}/` by `scripts/plot.py`.")
+    return "\n".join(lines)
+
+
+SUMMARY_RE = re.compile(r"(<!-- summary(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /summary -->)", re.S)
 PEERS_RE = re.compile(r"(<!-- peers (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+)(?: kernel=(?P<kernel>\w+))?"
                       r"(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /peers -->)", re.S)
 ACCURACY_RE = re.compile(r"(<!-- accuracy (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /accuracy -->)", re.S)
@@ -526,6 +555,13 @@ def rewrite_markers(text, data, peers=None):
             raise DataError(f"accuracy marker names {path}: no such file")
         return f"{m.group(1)}\n{fmt_accuracy(path)}\n{m.group(4)}"
 
+    def summary(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        if gpu not in data:
+            raise DataError(f"summary marker: no data for {gpu}")
+        return f"{m.group(1)}\n{fmt_summary(data[gpu])}\n{m.group(4)}"
+
+    text = SUMMARY_RE.sub(summary, text)
     text = PEERS_RE.sub(peers_table, text)
     text = ACCURACY_RE.sub(accuracy, text)
     text = VS_COPY_RE.sub(vs_copy, text)
