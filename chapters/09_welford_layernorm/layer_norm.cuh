@@ -17,8 +17,9 @@ int64_t layer_norm_smem_max_cols();
 template <typename T>
 int64_t layer_norm_warp_up_to();
 
-/// A group of lanes per row, the row in registers: cols <= 1024.
-template <typename T>
+/// A group of lanes per row, the row in registers: cols <= 1024; short rows give each lane at
+/// least kMinPacks packs (the chapter uses 2).
+template <typename T, int kMinPacks = 2>
 void layer_norm_warp(const course::Args& a, cudaStream_t stream);
 /// A block per row, the row cached in shared memory: cols <= layer_norm_smem_max_cols<T>().
 template <typename T>

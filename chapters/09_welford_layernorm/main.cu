@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     }
   }
   course::Chapter ch("09_welford_layernorm", "LayerNorm with Welford statistics: warp, shared-memory, uncached");
-  const course::Limits warp{1024, {32, 64, 128, 256, 512}, "cols <= 1024; the row in registers, 16-byte packs"};
+  const course::Limits warp{1024, {8, 16, 32, 64, 128, 256, 512}, "cols <= 1024; the row in registers, 16-byte packs"};
   // The shared-memory limit is read from the GPU (0 when there is none: --list still works).
   auto limit_text = [](int64_t max_cols) {
     return max_cols > 0 ? std::to_string(max_cols) : std::string("the GPU's shared memory");

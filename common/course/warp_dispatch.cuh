@@ -42,4 +42,21 @@ void dispatch_warp_shape(int64_t cols, F&& f) {
 }
 /// [dispatch]
 
+
+/// The same with at least kMinPacks packs per lane for short rows: narrower groups, each lane
+/// holding more of the row (fewer merge rounds per row, more rows per warp). Rows of kMinPacks
+/// packs or less take the narrowest group (one lane).
+template <int kPack, int kMinPacks, typename F>
+void dispatch_warp_shape_min(int64_t cols, F&& f) {
+  if constexpr (kMinPacks == 1) {
+    dispatch_warp_shape<kPack>(cols, f);
+  } else {
+    if (cols <= 32 * kPack * kMinPacks)
+      dispatch_narrow<kPack * kMinPacks, 1>(cols, [&](auto, auto width) {
+        f(std::integral_constant<int, kPack * kMinPacks>{}, width);
+      });
+    else
+      dispatch_wide<kPack, 2 * kPack>(cols, f);
+  }
+}
 }  // namespace course
