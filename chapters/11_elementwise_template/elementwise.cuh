@@ -94,8 +94,9 @@ __global__ void __launch_bounds__(kBlock)
 /// [kernel]
 
 /// [grid]
-// Blocks for n_packs packs, kUnroll packs per thread, rounded up to whole waves (a wave: the SMs
-// times the blocks of kBlock threads each SM holds) so that the last wave is not a partial one.
+// Blocks for n_packs packs: one pack per thread within one wave; beyond, kUnroll packs per thread,
+// rounded up to whole waves (a wave: the SMs times the blocks of kBlock threads each SM holds) so
+// that the last wave is not a partial one.
 // Only a grid past max_waves waves (or the hardware's 2^31 - 1 blocks) makes threads loop.
 inline unsigned grid_size(int64_t n_packs, int unroll, int64_t max_waves) {
   static const int64_t resident_blocks = [] {
@@ -104,8 +105,11 @@ inline unsigned grid_size(int64_t n_packs, int unroll, int64_t max_waves) {
     CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
     return int64_t(course::sm_count()) * (threads_per_sm / kBlock);
   }();
-  const int64_t needed = std::max<int64_t>(1, course::ceil_div(n_packs, int64_t(kBlock) * unroll));
-  if (needed <= resident_blocks) return unsigned(needed);  // less than one wave: no rounding
+  // One pack per thread while that fits in one wave: unrolling a small tensor would only leave
+  // SMs idle (2^20 fp16 elements are 512 blocks of one pack per thread, 128 blocks of four).
+  const int64_t one_each = std::max<int64_t>(1, course::ceil_div(n_packs, kBlock));
+  if (one_each <= resident_blocks) return unsigned(one_each);
+  const int64_t needed = course::ceil_div(n_packs, int64_t(kBlock) * unroll);
   const int64_t waves = std::min(course::ceil_div(needed, resident_blocks), max_waves);
   return unsigned(std::min<int64_t>(waves * resident_blocks, (int64_t(1) << 31) - 1));
 }
