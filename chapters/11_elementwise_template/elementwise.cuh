@@ -144,10 +144,11 @@ void launch(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... 
   constexpr int kWidest = int(std::max({sizeof(R), sizeof(In)...}));
   constexpr int kPack = std::min(16 / kWidest, kMaxPack);
   const int pack = aligned_pack(kPack, y, x...);
-  // 8-element packs (16-bit types) carry twice the arithmetic per byte of 4-element ones: four
-  // packs in flight per thread hide it (GELU fp16 at 2^28 elements: 92% -> 97% of the copy).
-  // 4-element packs stream best one per thread (the lesson's measurements).
-  constexpr int kU = kUnroll_ > 0 ? kUnroll_ : (kPack == 8 ? 4 : 1);
+  // A unary op on 8-element packs (16-bit types) carries twice the arithmetic per byte of a
+  // 4-element one: four packs in flight per thread hide it (GELU fp16 at 2^28 elements: 92% -> 97%
+  // of the copy). With two or three inputs the loads in flight are there already, and the extra
+  // registers cost more than they bring (fma fp16 at 2^28: 103% one pack per thread, 96% four).
+  constexpr int kU = kUnroll_ > 0 ? kUnroll_ : (kPack == 8 && sizeof...(In) == 1 ? 4 : 1);
   if constexpr (kPack >= 8) {
     if (pack == 8) return run<8, kU, kWaves>(stream, factory, n, y, x...);
   }
