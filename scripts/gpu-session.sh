@@ -1,19 +1,21 @@
 #!/bin/bash
-# gpu-session.sh OUTDIR [--archs LIST] [--no-bench] [--no-tests] [--ncu]
+# gpu-session.sh OUTDIR [--archs LIST] [--no-bench] [--no-tests] [--ncu] [--peers]
 # Everything the lent GPU machine does in one call (see docs/gpu-machine.md): configure and build
 # with all cores, run every CTest label (unit, cli, gpu, large, sanitize), run each chapter's
-# verification and benchmark sweep into OUTDIR, and optionally collect ncu metrics.
+# verification and benchmark sweep into OUTDIR, and optionally collect ncu metrics and run the
+# peers (cuDNN, PyTorch: scripts/run-peers.sh) in the same session.
 # Run from the repository root with .gpu-deps beside it (../shared/gpu/pack-deps makes it).
 set -uo pipefail
 out=$1; shift
 archs=""
-bench=1 tests=1 ncu=0
+bench=1 tests=1 ncu=0 peers=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --archs) archs=$2; shift ;;
     --no-bench) bench=0 ;;
     --no-tests) tests=0 ;;
     --ncu) ncu=1 ;;
+    --peers) peers=1 ;;
     *) echo "unknown argument $1"; exit 2 ;;
   esac
   shift
@@ -37,4 +39,7 @@ if [ $bench -eq 1 ]; then
 fi
 if [ $ncu -eq 1 ] && command -v ncu >/dev/null; then
   scripts/profile.sh "$out" > "$out/ncu.log" 2>&1; echo "ncu rc=$?"; tail -5 "$out/ncu.log"
+fi
+if [ $peers -eq 1 ]; then
+  scripts/run-peers.sh --out "$out" > "$out/peers.log" 2>&1; echo "peers rc=$?"; grep -E '===|passed|wrote' "$out/peers.log"
 fi
