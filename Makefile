@@ -3,15 +3,17 @@
 #   make test         build and run the tests (GPU tests report SKIPPED without a GPU)
 #   make chNN         build one chapter, verify it and run its benchmark sweep
 #   make compare      the peers (cuDNN, PyTorch) by the same method, then the plots
+#                     (make run COMPARE=1: the chapters and then the peers, in one go)
 #   make docs         the course site in docs/html/ (Doxygen)
 #   make plots        figures and tables from the committed JSON (no GPU needed)
 #   make clean
-# Variables: BUILD=build  CMAKE_FLAGS='-DCMAKE_CUDA_ARCHITECTURES=86'  QUICK=1 (a few shapes)
+# Variables: BUILD=build  CMAKE_FLAGS='-DCMAKE_CUDA_ARCHITECTURES=86'  QUICK=1 (a few shapes)  COMPARE=1
 
 BUILD       ?= build
 CMAKE_FLAGS ?=
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 QUICK       ?=
+COMPARE     ?=
 NVCC_DIR    := $(shell command -v nvcc >/dev/null 2>&1 || echo /usr/local/cuda/bin)
 export PATH := $(if $(NVCC_DIR),$(NVCC_DIR):,)$(PATH)
 GENERATOR   := $(if $(shell command -v ninja 2>/dev/null),-G Ninja,)
@@ -22,7 +24,7 @@ RUN_FLAGS   := $(if $(QUICK),--quick,)
 all: run
 
 help:
-	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
 
 deps-build deps-test deps-docs deps-plots: deps-%:
 	@scripts/install-deps.sh $*
@@ -37,6 +39,7 @@ build: deps-build configure
 
 run: build deps-plots
 	scripts/run-chapters.sh $(RUN_FLAGS)
+	$(if $(COMPARE),scripts/run-peers.sh $(RUN_FLAGS))
 	$(MAKE) --no-print-directory plots
 
 compare: build deps-plots
