@@ -252,13 +252,7 @@ def fmt_flat_table(ch):
 def fmt_table(ch):
     """Markdown table: one row per cols, one column per kernel/dtype: GB/s (% of copy)."""
     if {r["rows"] for r in ch["results"]} == {1}:
-        lines = fmt_flat_table(ch)
-        ctx = ch["context"]
-        lines.append("")
-        lines.append(f"GB/s (percent of the copy line, {ch['copy_gbps']:.0f} GB/s). Measured on {ctx.get('gpu_name')}, "
-                     f"CUDA {ctx.get('cuda_runtime_version')}, driver {ctx.get('cuda_driver_version')}, "
-                     f"commit {str(ctx.get('git_commit', '?'))[:12]}; {ctx.get('timing_method', '')}.")
-        return "\n".join(lines)
+        return "\n".join(fmt_flat_table(ch) + ["", table_caption(ch)])
     keys = sorted({(r["op"], r["kernel"], r["dtype"], r["rows"]) for r in ch["results"]},
                   key=lambda k: (k[0], k[1], DTYPES.index(k[2]), k[3]))
     by = {(r["op"], r["kernel"], r["dtype"], r["rows"], r["cols"]): r for r in ch["results"]}
@@ -272,12 +266,15 @@ def fmt_table(ch):
             r = by.get((op, kernel, dtype, rows, c))
             cells.append(f"{r['gbps']:.0f} ({r['pct_of_copy']:.0f}%)" if r else "")
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines + ["", table_caption(ch)])
+
+
+def table_caption(ch):
+    """The line under a results table: the copy line and the environment stamp."""
     ctx = ch["context"]
-    lines.append("")
-    lines.append(f"GB/s (percent of the copy line, {ch['copy_gbps']:.0f} GB/s). Measured on {ctx.get('gpu_name')}, "
-                 f"CUDA {ctx.get('cuda_runtime_version')}, driver {ctx.get('cuda_driver_version')}, "
-                 f"commit {str(ctx.get('git_commit', '?'))[:12]}; {ctx.get('timing_method', '')}.")
-    return "\n".join(lines)
+    return (f"GB/s (percent of the copy line, {ch['copy_gbps']:.0f} GB/s). Measured on {ctx.get('gpu_name')}, "
+            f"CUDA {ctx.get('cuda_runtime_version')}, driver {ctx.get('cuda_driver_version')}, "
+            f"commit {str(ctx.get('git_commit', '?'))[:12]}; {ctx.get('timing_method', '')}.")
 
 
 def value(data, chapter, name, field, gpu):

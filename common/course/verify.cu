@@ -143,7 +143,7 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   for (size_t k = 0; k < spec.outputs.size(); ++k) {
     const OutputSpec& t = spec.outputs[k];
     if (in_place && k == 0)
-      outs.emplace_back(0, 0, 1);  // placeholder: y is x
+      outs.emplace_back(0, 0, 1);  // never used: in place, y is the view of x
     else
       outs.emplace_back(elems(t.extent), c.offset, dtype_size(tensor_dtype(t.fp32, v.dtype)));
   }
