@@ -25,6 +25,9 @@ const OpSpec& op_spec(Op op) {
                           {kY}};
   static const OpSpec to_f32{{kX}, {{"y", &Args::y, Extent::matrix, true}}};
   static const OpSpec from_f32{{{"x", &Args::x, Extent::matrix, true}}, {kY}};
+  // Backward: the forward output y (in Args::x) and the upstream gradient dy; dx in Args::y.
+  static const OpSpec backward{{{"y", &Args::x, Extent::matrix, false}, {"dy", &Args::dy, Extent::matrix, false}},
+                               {{"dx", &Args::y, Extent::matrix, false}}};
   switch (op) {
     case Op::layer_norm:
       return layer_norm;
@@ -36,6 +39,9 @@ const OpSpec& op_spec(Op op) {
       return to_f32;
     case Op::cast_from_f32:
       return from_f32;
+    case Op::softmax_backward:
+    case Op::log_softmax_backward:
+      return backward;
     default:
       return unary;
   }
@@ -67,6 +73,10 @@ const char* op_name(Op op) {
       return "cast_to_f32";
     case Op::cast_from_f32:
       return "cast_from_f32";
+    case Op::softmax_backward:
+      return "softmax_backward";
+    case Op::log_softmax_backward:
+      return "log_softmax_backward";
   }
   return "?";
 }
@@ -126,6 +136,10 @@ void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_
     case Op::fma:
       for (int64_t i = 0; i < n; ++i) y[i] = ref::fma3(x[i], in[1][i], in[2][i]);
       return;
+    case Op::softmax_backward:
+      return ref::softmax_backward(x, in[1], rows, cols, y);
+    case Op::log_softmax_backward:
+      return ref::log_softmax_backward(x, in[1], rows, cols, y);
   }
 }
 
@@ -142,7 +156,8 @@ Tolerance op_tolerance(Op op, DType t, int output) {
       return tolerance_for(t, 10.0);
     case Op::layer_norm:  // mean and rstd are fp32 whatever the storage type
       return tolerance_for(output == 0 ? t : DType::f32);
-    default:  // softmax, reduce_scale, gelu, scale, mul, fma: the output's rounding and a few fp32 ulps
+    default:  // softmax, reduce_scale, gelu, scale, mul, fma, the backward ops (plus a per-row absolute part,
+              // op_row_tolerance): the output's rounding and a few fp32 ulps
       return tolerance_for(t);
   }
 }
@@ -150,6 +165,21 @@ Tolerance op_tolerance(Op op, DType t, int output) {
 Tolerance op_row_tolerance(Op op, DType t, int output, const std::vector<const double*>& in,
                            const std::vector<double*>& ref, int64_t r, int64_t cols) {
   Tolerance tol = op_tolerance(op, t, output);
+  if (op == Op::softmax_backward || op == Op::log_softmax_backward) {
+    // The row's reduction (sum(dy * y), or sum(dy)) carries fp32 error relative to the sum of the
+    // magnitudes of its terms, and every dx of the row inherits it (times y, or exp(y)): the
+    // absolute part grows with that sum, as log-softmax's grows with |x|.
+    const double* yr = in[0] + r * cols;
+    const double* dyr = in[1] + r * cols;
+    double terms = 0, scale = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      const double w = op == Op::softmax_backward ? yr[j] : std::exp(yr[j]);
+      terms += std::fabs(dyr[j] * (op == Op::softmax_backward ? yr[j] : 1.0));
+      scale = std::max(scale, std::fabs(w));
+    }
+    if (std::isfinite(terms) && std::isfinite(scale)) tol.atol *= std::max(1.0, terms * scale);
+    return tol;
+  }
   if (op != Op::layer_norm) return tol;
   // fp32 statistics of a row hold its mean to a few ulps of |mean|: relative to the row's spread
   // that is ulp(|mean|) * rstd. A row far from zero (the +1000 special row) is ill-conditioned

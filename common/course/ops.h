@@ -27,6 +27,8 @@ enum class Op {
   fma,            ///< y = x * b + c, elementwise (ternary)
   cast_to_f32,    ///< y (fp32) = x (the variant's fp16 or bf16)
   cast_from_f32,  ///< y (the variant's fp16 or bf16, nearest even) = x (fp32)
+  softmax_backward,      ///< dx = y * (dy - sum(dy * y)) over each row: Args x = y (forward output), dy -> y = dx
+  log_softmax_backward,  ///< dx = dy - exp(y) * sum(dy) over each row: Args x = y, dy -> y = dx
 };
 
 /// Everything a launcher may need. Which fields an operation uses is listed by op_spec(); unused

@@ -143,3 +143,29 @@ TEST(Ops, LayerNormToleranceGrowsWithTheRowsConditioning) {
   auto s = course::op_row_tolerance(Op::softmax, DType::f16, 0, in, ref, 1, 4);
   EXPECT_DOUBLE_EQ(s.rtol, course::op_tolerance(Op::softmax, DType::f16, 0).rtol);
 }
+
+TEST(Ops, BackwardOperations) {
+  using course::DType;
+  using course::Op;
+  const auto& bw = course::op_spec(Op::softmax_backward);
+  ASSERT_EQ(bw.inputs.size(), 2u);
+  EXPECT_EQ(bw.inputs[0].slot, &course::Args::x);   // the forward output y
+  EXPECT_EQ(bw.inputs[1].slot, &course::Args::dy);  // the upstream gradient
+  EXPECT_EQ(bw.outputs[0].slot, &course::Args::y);  // dx
+  EXPECT_STREQ(course::op_name(Op::log_softmax_backward), "log_softmax_backward");
+  // Three tensors moved: y and dy read, dx written.
+  EXPECT_EQ(course::bytes_moved(Op::softmax_backward, 49152, 1024, DType::f32), 3LL * 49152 * 1024 * 4);
+  EXPECT_EQ(course::bytes_moved(Op::log_softmax_backward, 7, 3, DType::bf16), 3LL * 21 * 2);
+  // The reference through the operation: y = (0.25, 0.75), dy = (1, 0): dot 0.25, dx = y * (dy - dot).
+  std::vector<double> y{0.25, 0.75}, dy{1, 0}, dx(2);
+  course::Args a;
+  course::reference(Op::softmax_backward, {y.data(), dy.data()}, 1, 2, {dx.data()}, a);
+  EXPECT_DOUBLE_EQ(dx[0], 0.25 * 0.75);
+  EXPECT_DOUBLE_EQ(dx[1], 0.75 * -0.25);
+  // The absolute tolerance grows with the row's sum of |dy * y|.
+  std::vector<double> big{100, 100};
+  auto small_tol = course::op_row_tolerance(Op::softmax_backward, DType::f32, 0, {y.data(), dy.data()}, {dx.data()}, 0, 2);
+  auto big_tol = course::op_row_tolerance(Op::softmax_backward, DType::f32, 0, {y.data(), big.data()}, {dx.data()}, 0, 2);
+  EXPECT_DOUBLE_EQ(small_tol.atol, course::op_tolerance(Op::softmax_backward, DType::f32, 0).atol);
+  EXPECT_GT(big_tol.atol, 50 * small_tol.atol);
+}
