@@ -93,8 +93,8 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
     const bool in_place = op_in_place(v.op);  // ReduceScale: y is x
     std::vector<DeviceBuffer> bufs;
     bufs.reserve(spec.inputs.size() + spec.outputs.size());
-    auto view = [&](Extent e, bool fp32) {
-      const int64_t es = dtype_size(tensor_dtype(fp32, v.dtype));
+    auto view = [&](Extent e, Elem elem) {
+      const int64_t es = dtype_size(tensor_dtype(elem, v.dtype));
       bufs.emplace_back(size_t((extent_elems(e, rows, cols) + offset) * es));
       return static_cast<void*>(static_cast<char*>(bufs.back().get()) + offset * es);
     };
@@ -105,20 +105,20 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
     a.cols = cols;
     for (size_t k = 0; k < spec.inputs.size(); ++k) {
       const InputSpec& t = spec.inputs[k];
-      void* p = view(t.extent, t.fp32);
+      void* p = view(t.extent, t.elem);
       a.*(t.slot) = p;
       FillSpec f;
       f.seed = 1 + k;
       f.outliers = k == 0;
       if (t.extent == Extent::per_col && k == 1) f.shift = 1.0f;  // LayerNorm's gamma near 1
-      if (k == 0)
-        fill(p, tensor_dtype(t.fp32, v.dtype), rows, cols, f, ctx.stream);
+      if (k == 0 || t.extent == Extent::matrix)
+        fill(p, tensor_dtype(t.elem, v.dtype), rows, cols, f, ctx.stream);
       else
-        fill(p, tensor_dtype(t.fp32, v.dtype), 1, extent_elems(t.extent, rows, cols), f, ctx.stream);
+        fill(p, tensor_dtype(t.elem, v.dtype), 1, extent_elems(t.extent, rows, cols), f, ctx.stream);
     }
     for (size_t k = 0; k < spec.outputs.size(); ++k) {
       const OutputSpec& t = spec.outputs[k];
-      a.*(t.slot) = in_place && k == 0 ? const_cast<void*>(a.x) : view(t.extent, t.fp32);
+      a.*(t.slot) = in_place && k == 0 ? const_cast<void*>(a.x) : view(t.extent, t.elem);
     }
     a.workspace = ws.get();
     a.workspace_bytes = ws_bytes;

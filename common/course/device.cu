@@ -38,6 +38,22 @@ __host__ __device__ inline uint64_t splitmix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+// A mask (1: masked): a quarter of the elements at random; every 11th row (from row 3) fully
+// masked, which PyTorch's softmax turns into a NaN row; every 11th row from row 7 with a single
+// element unmasked (its softmax is exactly 1 there).
+__global__ void fill_mask_kernel(uint8_t* p, int64_t rows, int64_t cols, FillSpec spec) {
+  const int64_t n = rows * cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const uint64_t h = splitmix64(spec.seed * 0x632BE59BD9B4E019ull + uint64_t(i));
+    const int64_t r = i / cols, c = i % cols;
+    const int64_t keep = int64_t(splitmix64(spec.seed + uint64_t(r)) % uint64_t(cols));
+    uint8_t m = (h & 3) == 0;
+    if (r % 11 == 3) m = 1;
+    if (r % 11 == 7) m = c != keep;
+    p[i] = m;
+  }
+}
+
 template <typename T>
 __global__ void fill_kernel(T* p, int64_t rows, int64_t cols, FillSpec spec) {
   const int64_t n = rows * cols;
@@ -97,6 +113,9 @@ void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cu
       break;
     case DType::bf16:
       fill_kernel<<<blocks, threads, 0, s>>>(static_cast<__nv_bfloat16*>(p), rows, cols, spec);
+      break;
+    case DType::u8:
+      fill_mask_kernel<<<blocks, threads, 0, s>>>(static_cast<uint8_t*>(p), rows, cols, spec);
       break;
   }
   CUDA_CHECK_LAUNCH();

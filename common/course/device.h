@@ -44,7 +44,8 @@ struct FillSpec {
 /// Fills rows x cols elements of type t at p, on the device, from spec.
 /// With specials, row r gets, by r % 8: 0 random; 1 all -inf; 2 one +inf; 3 one NaN;
 /// 4 about half -inf (masking, one column kept finite); 5 constant; 6 shifted by +1000;
-/// 7 scaled by 30.
+/// 7 scaled by 30. A u8 tensor is a mask (1: masked): a quarter of the elements at random,
+/// every 11th row from row 3 fully masked, every 11th from row 7 all but one element masked.
 void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cudaStream_t s);
 
 /// Sets `bytes` bytes at p to `pattern` (0xFF is NaN in every dtype: an unwritten element

@@ -14,8 +14,9 @@
 
 namespace course {
 
-/// A storage type.
-enum class DType { f32, f16, bf16 };
+/// A storage type (f32, f16, bf16), or u8: the element of a boolean mask tensor (chapter 12's
+/// masked softmax), never a variant's storage type.
+enum class DType { f32, f16, bf16, u8 };
 
 /// "f32", "f16" or "bf16".
 inline const char* dtype_name(DType t) {
@@ -26,11 +27,13 @@ inline const char* dtype_name(DType t) {
       return "f16";
     case DType::bf16:
       return "bf16";
+    case DType::u8:
+      return "u8";
   }
   return "?";
 }
 
-/// Parses "f32", "f16" or "bf16"; returns false for anything else.
+/// Parses "f32", "f16" or "bf16" (the storage types); returns false for anything else.
 inline bool parse_dtype(const std::string& s, DType* out) {
   if (s == "f32")
     *out = DType::f32;
@@ -44,7 +47,7 @@ inline bool parse_dtype(const std::string& s, DType* out) {
 }
 
 /// Bytes per element.
-inline int dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
+inline int dtype_size(DType t) { return t == DType::f32 ? 4 : t == DType::u8 ? 1 : 2; }
 
 /// The DType of a C++ storage type: DTypeOf<half>::value == DType::f16.
 template <typename T>
@@ -71,8 +74,28 @@ inline double load_as_double(const void* base, DType t, int64_t i) {
       return __half2float(static_cast<const __half*>(base)[i]);
     case DType::bf16:
       return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+    case DType::u8:
+      return static_cast<const uint8_t*>(base)[i];
   }
   return 0;
+}
+
+/// Stores v at element i of a host buffer of type t, rounded once to nearest even.
+inline void store_from_double(void* base, DType t, int64_t i, double v) {
+  switch (t) {
+    case DType::f32:
+      static_cast<float*>(base)[i] = static_cast<float>(v);
+      break;
+    case DType::f16:
+      static_cast<__half*>(base)[i] = __double2half(v);
+      break;
+    case DType::bf16:
+      static_cast<__nv_bfloat16*>(base)[i] = __double2bfloat16(v);
+      break;
+    case DType::u8:
+      static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(v);
+      break;
+  }
 }
 
 /// Raw bits of element i (for bitwise comparisons).
@@ -82,6 +105,7 @@ inline uint32_t load_bits(const void* base, DType t, int64_t i) {
     std::memcpy(&u, static_cast<const char*>(base) + 4 * i, 4);
     return u;
   }
+  if (t == DType::u8) return static_cast<const uint8_t*>(base)[i];
   uint16_t u;
   std::memcpy(&u, static_cast<const char*>(base) + 2 * i, 2);
   return u;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "course/dtype.h"
@@ -38,6 +39,9 @@ struct Limits {
   std::vector<int64_t> thresholds;
   /// One line for --list, e.g. "cols <= 1024; 16-byte packs when aligned, scalar otherwise".
   std::string text = "any rows x cols";
+  /// More (rows, cols) shapes the suite checks: a dispatch that also turns on rows (chapter
+  /// 12: several blocks per row when rows are too few to fill the GPU) lists its boundary here.
+  std::vector<std::pair<int64_t, int64_t>> shapes = {};
 };
 
 /// One registered kernel for one operation and storage type.

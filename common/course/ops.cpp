@@ -9,28 +9,31 @@ namespace course {
 
 namespace {
 
-const InputSpec kX{"x", &Args::x, Extent::matrix, false};
-const OutputSpec kY{"y", &Args::y, Extent::matrix, false};
+const InputSpec kX{"x", &Args::x, Extent::matrix, Elem::storage};
+const OutputSpec kY{"y", &Args::y, Extent::matrix, Elem::storage};
 
 }  // namespace
 
 const OpSpec& op_spec(Op op) {
   static const OpSpec unary{{kX}, {kY}};
-  static const OpSpec layer_norm{{kX, {"gamma", &Args::gamma, Extent::per_col, false},
-                                  {"beta", &Args::beta, Extent::per_col, false}},
-                                 {kY, {"mean", &Args::mean, Extent::per_row, true},
-                                  {"rstd", &Args::rstd, Extent::per_row, true}}};
-  static const OpSpec mul{{kX, {"b", &Args::b, Extent::matrix, false}}, {kY}};
-  static const OpSpec fma{{kX, {"b", &Args::b, Extent::matrix, false}, {"c", &Args::c, Extent::matrix, false}},
+  static const OpSpec layer_norm{{kX, {"gamma", &Args::gamma, Extent::per_col, Elem::storage},
+                                  {"beta", &Args::beta, Extent::per_col, Elem::storage}},
+                                 {kY, {"mean", &Args::mean, Extent::per_row, Elem::f32},
+                                  {"rstd", &Args::rstd, Extent::per_row, Elem::f32}}};
+  static const OpSpec mul{{kX, {"b", &Args::b, Extent::matrix, Elem::storage}}, {kY}};
+  static const OpSpec fma{{kX, {"b", &Args::b, Extent::matrix, Elem::storage}, {"c", &Args::c, Extent::matrix, Elem::storage}},
                           {kY}};
-  static const OpSpec to_f32{{kX}, {{"y", &Args::y, Extent::matrix, true}}};
-  static const OpSpec from_f32{{{"x", &Args::x, Extent::matrix, true}}, {kY}};
+  static const OpSpec to_f32{{kX}, {{"y", &Args::y, Extent::matrix, Elem::f32}}};
+  static const OpSpec from_f32{{{"x", &Args::x, Extent::matrix, Elem::f32}}, {kY}};
   // Backward: the forward output y (in Args::x) and the upstream gradient dy; dx in Args::y.
-  static const OpSpec backward{{{"y", &Args::x, Extent::matrix, false}, {"dy", &Args::dy, Extent::matrix, false}},
-                               {{"dx", &Args::y, Extent::matrix, false}}};
+  static const OpSpec backward{{{"y", &Args::x, Extent::matrix, Elem::storage}, {"dy", &Args::dy, Extent::matrix, Elem::storage}},
+                               {{"dx", &Args::y, Extent::matrix, Elem::storage}}};
+  static const OpSpec masked{{kX, {"mask", &Args::b, Extent::matrix, Elem::u8}}, {kY}};
   switch (op) {
     case Op::layer_norm:
       return layer_norm;
+    case Op::scale_mask_softmax:
+      return masked;
     case Op::mul:
       return mul;
     case Op::fma:
@@ -77,6 +80,8 @@ const char* op_name(Op op) {
       return "softmax_backward";
     case Op::log_softmax_backward:
       return "log_softmax_backward";
+    case Op::scale_mask_softmax:
+      return "scale_mask_softmax";
   }
   return "?";
 }
@@ -96,9 +101,9 @@ int64_t extent_elems(Extent e, int64_t rows, int64_t cols) {
 int64_t bytes_moved(Op op, int64_t rows, int64_t cols, DType t) {
   const OpSpec& s = op_spec(op);
   int64_t bytes = 0;
-  for (const InputSpec& i : s.inputs) bytes += extent_elems(i.extent, rows, cols) * dtype_size(tensor_dtype(i.fp32, t));
+  for (const InputSpec& i : s.inputs) bytes += extent_elems(i.extent, rows, cols) * dtype_size(tensor_dtype(i.elem, t));
   for (const OutputSpec& o : s.outputs)
-    bytes += extent_elems(o.extent, rows, cols) * dtype_size(tensor_dtype(o.fp32, t));
+    bytes += extent_elems(o.extent, rows, cols) * dtype_size(tensor_dtype(o.elem, t));
   return bytes;  // in place (ReduceScale): x read once, written once, as for any unary op
 }
 
@@ -140,6 +145,14 @@ void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_
       return ref::softmax_backward(x, in[1], rows, cols, y);
     case Op::log_softmax_backward:
       return ref::log_softmax_backward(x, in[1], rows, cols, y);
+    case Op::scale_mask_softmax: {
+      // The logits as the kernel forms them: x * alpha rounded to fp32 (exact in double, then
+      // rounded once), -inf where the mask is set.
+      std::vector<double> logits(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i)
+        logits[i] = in[1][i] != 0 ? -INFINITY : ref::round_to_f32(x[i] * double(a.alpha));
+      return ref::softmax(logits.data(), rows, cols, y);
+    }
   }
 }
 

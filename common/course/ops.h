@@ -29,6 +29,8 @@ enum class Op {
   cast_from_f32,  ///< y (the variant's fp16 or bf16, nearest even) = x (fp32)
   softmax_backward,      ///< dx = y * (dy - sum(dy * y)) over each row: Args x = y (forward output), dy -> y = dx
   log_softmax_backward,  ///< dx = dy - exp(y) * sum(dy) over each row: Args x = y, dy -> y = dx
+  scale_mask_softmax,    ///< y = softmax(mask ? -inf : x * alpha) over each row (x * alpha rounded to fp32);
+                         ///< Args b = the mask, u8 (nonzero: masked), rows x cols
 };
 
 /// Everything a launcher may need. Which fields an operation uses is listed by op_spec(); unused
@@ -38,7 +40,7 @@ struct Args {
   int64_t cols = 0;
   const void* x = nullptr;      ///< main input (softmax: x; backward: the forward output y)
   const void* dy = nullptr;     ///< backward: the upstream gradient
-  const void* b = nullptr;      ///< elementwise: second operand
+  const void* b = nullptr;      ///< elementwise: second operand; scale_mask_softmax: the u8 mask
   const void* c = nullptr;      ///< elementwise: third operand
   const void* gamma = nullptr;  ///< LayerNorm: scale, cols elements
   const void* beta = nullptr;   ///< LayerNorm: shift, cols elements
@@ -46,7 +48,7 @@ struct Args {
   void* mean = nullptr;         ///< LayerNorm: per-row mean, fp32, rows elements
   void* rstd = nullptr;         ///< LayerNorm: per-row 1 / sqrt(var + eps), fp32, rows elements
   float eps = 1e-5f;            ///< LayerNorm (PyTorch's default)
-  float alpha = 1.0f;           ///< scale: the factor
+  float alpha = 1.0f;           ///< scale, scale_mask_softmax: the factor
   void* workspace = nullptr;    ///< scratch memory, as many bytes as the variant asked for
   size_t workspace_bytes = 0;
 };
@@ -62,13 +64,19 @@ enum class Extent {
 using InputSlot = const void* Args::*;
 using OutputSlot = void* Args::*;
 
-/// One input of an operation: where it goes in Args, its length, and its type (the variant's
-/// storage type unless `fp32`).
+/// The element type of a tensor: the variant's storage type, or a fixed one.
+enum class Elem {
+  storage,  ///< the variant's f32, f16 or bf16
+  f32,      ///< fp32 whatever the storage type (LayerNorm's mean and rstd, the casts' wide side)
+  u8,       ///< a byte per element (a mask)
+};
+
+/// One input of an operation: where it goes in Args, its length, and its element type.
 struct InputSpec {
   const char* name;
   InputSlot slot;
   Extent extent;
-  bool fp32;
+  Elem elem;
 };
 
 /// One output of an operation, likewise.
@@ -76,7 +84,7 @@ struct OutputSpec {
   const char* name;
   OutputSlot slot;
   Extent extent;
-  bool fp32;
+  Elem elem;
 };
 
 /// The tensors of an operation, in the order reference() takes them.
@@ -95,7 +103,7 @@ const char* op_name(Op op);
 int64_t extent_elems(Extent e, int64_t rows, int64_t cols);
 
 /// The element type of a tensor of an operation whose variant stores `t`.
-inline DType tensor_dtype(bool fp32, DType t) { return fp32 ? DType::f32 : t; }
+inline DType tensor_dtype(Elem e, DType t) { return e == Elem::f32 ? DType::f32 : e == Elem::u8 ? DType::u8 : t; }
 
 /// Bytes the operation must move through device memory: each input read once, each output
 /// written once (LayerNorm counts gamma, beta and the fp32 mean and rstd). The effective

@@ -16,6 +16,10 @@ namespace course {
 template <int Bytes>
 struct VecStorage;
 template <>
+struct VecStorage<1> {
+  using type = unsigned char;
+};
+template <>
 struct VecStorage<2> {
   using type = unsigned short;
 };

@@ -1,6 +1,7 @@
 // Launch arithmetic, the bytes model, .npy output, timing statistics and GPU slugs.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -97,13 +98,13 @@ TEST(Ops, TensorsOfEachOperation) {
   ASSERT_EQ(ln.outputs.size(), 3u);
   EXPECT_EQ(ln.inputs[1].extent, Extent::per_col);  // gamma
   EXPECT_EQ(ln.outputs[1].extent, Extent::per_row);  // mean
-  EXPECT_TRUE(ln.outputs[2].fp32);                   // rstd is fp32 whatever the storage type
+  EXPECT_EQ(ln.outputs[2].elem, course::Elem::f32);                   // rstd is fp32 whatever the storage type
   EXPECT_EQ(ln.inputs[1].slot, &course::Args::gamma);
   EXPECT_EQ(course::op_spec(Op::fma).inputs.size(), 3u);
   EXPECT_EQ(course::op_spec(Op::mul).inputs.size(), 2u);
-  EXPECT_TRUE(course::op_spec(Op::cast_to_f32).outputs[0].fp32);
-  EXPECT_TRUE(course::op_spec(Op::cast_from_f32).inputs[0].fp32);
-  EXPECT_FALSE(course::op_spec(Op::softmax).outputs[0].fp32);
+  EXPECT_EQ(course::op_spec(Op::cast_to_f32).outputs[0].elem, course::Elem::f32);
+  EXPECT_EQ(course::op_spec(Op::cast_from_f32).inputs[0].elem, course::Elem::f32);
+  EXPECT_EQ(course::op_spec(Op::softmax).outputs[0].elem, course::Elem::storage);
   EXPECT_TRUE(course::op_is_elementwise(Op::gelu));
   EXPECT_FALSE(course::op_is_elementwise(Op::layer_norm));
   EXPECT_TRUE(course::op_is_exact(Op::cast_from_f32));
@@ -168,4 +169,29 @@ TEST(Ops, BackwardOperations) {
   auto big_tol = course::op_row_tolerance(Op::softmax_backward, DType::f32, 0, {y.data(), big.data()}, {dx.data()}, 0, 2);
   EXPECT_DOUBLE_EQ(small_tol.atol, course::op_tolerance(Op::softmax_backward, DType::f32, 0).atol);
   EXPECT_GT(big_tol.atol, 50 * small_tol.atol);
+}
+
+TEST(Ops, ScaleMaskSoftmax) {
+  using course::DType;
+  using course::Op;
+  const auto& spec = course::op_spec(Op::scale_mask_softmax);
+  ASSERT_EQ(spec.inputs.size(), 2u);
+  EXPECT_EQ(spec.inputs[1].slot, &course::Args::b);
+  EXPECT_EQ(spec.inputs[1].elem, course::Elem::u8);  // the mask: one byte per element
+  EXPECT_EQ(course::tensor_dtype(spec.inputs[1].elem, DType::f16), DType::u8);
+  EXPECT_EQ(course::dtype_size(DType::u8), 1);
+  DType parsed;
+  EXPECT_FALSE(course::parse_dtype("u8", &parsed));  // a mask type, never a variant's storage type
+  // x and y in the storage type, the mask a byte per element.
+  EXPECT_EQ(course::bytes_moved(Op::scale_mask_softmax, 4, 8, DType::bf16), 4LL * 8 * (2 + 1 + 2));
+  // Reference: masked positions are -inf (weight 0); a fully masked row is NaN, as in PyTorch.
+  std::vector<double> x{1, 2, 3, 4, 5, 6}, mask{0, 1, 0, 1, 1, 1}, y(6);
+  course::Args a;
+  a.alpha = 0.5f;
+  course::reference(Op::scale_mask_softmax, {x.data(), mask.data()}, 2, 3, {y.data()}, a);
+  const double e0 = std::exp(0.5), e2 = std::exp(1.5);
+  EXPECT_NEAR(y[0], e0 / (e0 + e2), 1e-12);
+  EXPECT_EQ(y[1], 0.0);
+  EXPECT_NEAR(y[2], e2 / (e0 + e2), 1e-12);
+  EXPECT_TRUE(std::isnan(y[3]) && std::isnan(y[4]) && std::isnan(y[5]));
 }
