@@ -11,55 +11,15 @@
 #include "course/errors.h"
 #include "course/harness.h"
 #include "course/launch_math.h"
+#include "course/online_softmax.cuh"
 #include "course/pack.cuh"
 
 namespace {
 
+using course::MaxSum;
+
 constexpr int kBlock = 1024;
 
-/// [merge]
-// (m, d): the largest value seen and the sum of exp(x - m) over the values seen. Merging two of
-// them rescales each sum to the common maximum. While the maximum is still -inf there is nothing
-// to rescale: the sums just add (0 + 0, or a NaN that must reach the result) instead of computing
-// exp(-inf - -inf) = NaN from -inf entries, which must give 0.
-struct MaxSum {
-  float m = -INFINITY;
-  float d = 0.0f;
-};
-
-__device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
-  const float m = fmaxf(a.m, b.m);
-  if (m == -INFINITY) return {m, a.d + b.d};
-  return {m, a.d * expf(a.m - m) + b.d * expf(b.m - m)};
-}
-
-// Every lane of the warp gets the warp's merged pair.
-__device__ __forceinline__ MaxSum warp_merge(MaxSum v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    const MaxSum o{__shfl_xor_sync(0xffffffffu, v.m, offset), __shfl_xor_sync(0xffffffffu, v.d, offset)};
-    v = merge(v, o);
-  }
-  return v;
-}
-
-// Every thread of the block gets the block's merged pair: warps merge, warp 0 merges the warps.
-__device__ MaxSum block_merge(MaxSum v) {
-  __shared__ MaxSum warp_result[kBlock / 32];
-  __shared__ MaxSum block_result;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  v = warp_merge(v);
-  if (lane == 0) warp_result[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < kBlock / 32 ? warp_result[lane] : MaxSum{};
-    v = warp_merge(v);
-    if (lane == 0) block_result = v;
-  }
-  __syncthreads();
-  return block_result;
-}
-/// [merge]
 
 /// [kernel]
 template <typename T, int kPack>
@@ -74,22 +34,9 @@ __global__ void __launch_bounds__(kBlock)
   for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
     float v[kPack];
     Convert::to_floats(course::load_pack<T, kPack>(xr + p * kPack), v);
-    float pack_max = v[0];
-#pragma unroll
-    for (int j = 1; j < kPack; ++j) pack_max = fmaxf(pack_max, v[j]);
-    const float m = fmaxf(t.m, pack_max);  // fmaxf skips NaN: a NaN element is caught below
-    if (m == -INFINITY) {                  // only -inf so far (which adds 0) or NaN (which must poison the sum)
-#pragma unroll
-      for (int j = 0; j < kPack; ++j)
-        if (isnan(v[j])) t.d = NAN;
-      continue;
-    }
-    float d = t.d * expf(t.m - m);
-#pragma unroll
-    for (int j = 0; j < kPack; ++j) d += expf(v[j] - m);
-    t = {m, d};
+    course::online_update<kPack>(t, v);
   }
-  const MaxSum row = block_merge(t);
+  const MaxSum row = course::block_merge<kBlock>(t);
   const float inv = 1.0f / row.d;
 
   course::write_softmax_row<T, kPack, kBlock>(xr, yr, num_packs, row.m, inv);  // pass 2: read again, write y

@@ -5,6 +5,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
 #include <unordered_map>
 
 #include "course/errors.h"
@@ -37,6 +40,30 @@ int resident_threads(Kernel kernel, int block, size_t smem) {
   int blocks = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block, smem));
   return blocks * block;
+}
+
+/// Calls `launch(std::integral_constant<int, B>{})` with the block size B of 128, 256, 512 or 1024
+/// threads that keeps the most threads resident per SM, where `kernel_for(B)` is the kernel that
+/// would run with `smem` bytes of dynamic shared memory per block. A size qualifies when each
+/// thread gets at least `min_packs` of the row's `num_packs` packs (128 always does); on a tie
+/// the larger block wins (chapter 06 explains the rule). Throws UsageError when no size fits.
+template <typename KernelFor, typename Launch>
+void with_occupancy_block(int64_t num_packs, int64_t min_packs, size_t smem, KernelFor kernel_for, Launch&& launch) {
+  using B128 = std::integral_constant<int, 128>;
+  using B256 = std::integral_constant<int, 256>;
+  using B512 = std::integral_constant<int, 512>;
+  using B1024 = std::integral_constant<int, 1024>;
+  auto usable = [&](int block) { return block == 128 || int64_t(block) * min_packs <= num_packs; };
+  const int t128 = resident_threads(kernel_for(B128{}), 128, smem);
+  const int t256 = usable(256) ? resident_threads(kernel_for(B256{}), 256, smem) : 0;
+  const int t512 = usable(512) ? resident_threads(kernel_for(B512{}), 512, smem) : 0;
+  const int t1024 = usable(1024) ? resident_threads(kernel_for(B1024{}), 1024, smem) : 0;
+  const int best = std::max(std::max(t128, t256), std::max(t512, t1024));
+  require(best > 0, "a block with ", smem, " bytes of shared memory does not fit on this GPU");
+  if (t1024 == best) return launch(B1024{});
+  if (t512 == best) return launch(B512{});
+  if (t256 == best) return launch(B256{});
+  launch(B128{});
 }
 
 /// The device's opt-in shared memory per block, in bytes (0 without a device).
