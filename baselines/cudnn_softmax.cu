@@ -36,6 +36,8 @@ cudnnDataType_t cudnn_type(course::DType t) {
       return CUDNN_DATA_HALF;
     case course::DType::bf16:
       return CUDNN_DATA_BFLOAT16;
+    case course::DType::u8:
+      break;
   }
   return CUDNN_DATA_FLOAT;
 }
@@ -66,12 +68,28 @@ void cudnn_softmax(const course::Args& a, cudaStream_t stream) {
 }
 /// [cudnn_call]
 
+// Backward: dx from the forward output y (Args::x) and dy. cudnnSoftmaxBackward takes the
+// algorithm of the forward (ACCURATE: softmax, LOG: log-softmax).
+template <course::DType kType, cudnnSoftmaxAlgorithm_t kAlgo>
+void cudnn_softmax_backward(const course::Args& a, cudaStream_t stream) {
+  if (!course::check_op_args(a, kAlgo == CUDNN_SOFTMAX_LOG ? course::Op::log_softmax_backward
+                                                           : course::Op::softmax_backward))
+    return;
+  course::require(a.rows * a.cols <= INT_MAX, "rows x cols = ", a.rows * a.cols,
+                  " is past cuDNN's int tensor dimensions (at most 2^31 - 1 elements)");
+  check(cudnnSetStream(handle(), stream), "cudnnSetStream");
+  const cudnnTensorDescriptor_t d = descriptor(a.rows, a.cols, kType);
+  const float one = 1.0f, zero = 0.0f;
+  check(cudnnSoftmaxBackward(handle(), kAlgo, CUDNN_SOFTMAX_MODE_INSTANCE, &one, d, a.x, d, a.dy, &zero, d, a.y),
+        "cudnnSoftmaxBackward");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using course::DType;
   using course::Op;
-  course::Chapter ch("peer_cudnn", "cuDNN softmax and log-softmax (cudnnSoftmaxForward, INSTANCE mode)");
+  course::Chapter ch("peer_cudnn", "cuDNN softmax and log-softmax, forward and backward (INSTANCE mode)");
   const course::Limits lim{0, {}, "rows x cols < 2^31 (cuDNN's int dimensions)"};
   ch.add(Op::softmax, "cudnn", DType::f32, cudnn_softmax<DType::f32, CUDNN_SOFTMAX_ACCURATE>, lim);
   ch.add(Op::softmax, "cudnn", DType::f16, cudnn_softmax<DType::f16, CUDNN_SOFTMAX_ACCURATE>, lim);
@@ -79,6 +97,14 @@ int main(int argc, char** argv) {
   ch.add(Op::log_softmax, "cudnn", DType::f32, cudnn_softmax<DType::f32, CUDNN_SOFTMAX_LOG>, lim);
   ch.add(Op::log_softmax, "cudnn", DType::f16, cudnn_softmax<DType::f16, CUDNN_SOFTMAX_LOG>, lim);
   ch.add(Op::log_softmax, "cudnn", DType::bf16, cudnn_softmax<DType::bf16, CUDNN_SOFTMAX_LOG>, lim);
+  ch.add(Op::softmax_backward, "cudnn", DType::f32, cudnn_softmax_backward<DType::f32, CUDNN_SOFTMAX_ACCURATE>, lim);
+  ch.add(Op::softmax_backward, "cudnn", DType::f16, cudnn_softmax_backward<DType::f16, CUDNN_SOFTMAX_ACCURATE>, lim);
+  ch.add(Op::softmax_backward, "cudnn", DType::bf16, cudnn_softmax_backward<DType::bf16, CUDNN_SOFTMAX_ACCURATE>,
+         lim);
+  ch.add(Op::log_softmax_backward, "cudnn", DType::f32, cudnn_softmax_backward<DType::f32, CUDNN_SOFTMAX_LOG>, lim);
+  ch.add(Op::log_softmax_backward, "cudnn", DType::f16, cudnn_softmax_backward<DType::f16, CUDNN_SOFTMAX_LOG>, lim);
+  ch.add(Op::log_softmax_backward, "cudnn", DType::bf16, cudnn_softmax_backward<DType::bf16, CUDNN_SOFTMAX_LOG>,
+         lim);
   ch.add_sweep(course::long_row_sweep());
   return ch.run(argc, argv);
 }

@@ -7,6 +7,10 @@ Bandwidth is the course's bytes model (common/course/ops.cpp) over the median, a
 a 4 GiB device-to-device copy measured in the same process. Benchmark names follow the harness:
 op/torch/dtype/rows:R/cols:C.
 
+Backward: torch._softmax_backward_data / torch._log_softmax_backward_data (what autograd calls),
+three tensors moved. scale_mask_softmax: the eager expression softmax((x * 1.7).masked_fill(mask,
+-inf)), several kernels, timed as one call.
+
 Usage: torch_peers.py [--quick] --out FILE.json    (exit 77 when PyTorch or a GPU is missing)
 """
 import argparse
@@ -136,6 +140,23 @@ def main():
         for rows in rowwise[0][0]:
             for cols in rowwise[0][1]:
                 n = rows * cols
+                def backward_maker(logf):
+                    def make():
+                        x, dy = matrix(rows, cols, dt), matrix(rows, cols, dt, 2)
+                        if logf:
+                            y = torch.log_softmax(x, dim=-1)
+                            return lambda: torch._log_softmax_backward_data(dy, y, -1, dtypes[dt])
+                        y = torch.softmax(x, dim=-1)
+                        return lambda: torch._softmax_backward_data(dy, y, -1, dtypes[dt])
+                    return make
+                run("softmax_backward", dt, rows, cols, backward_maker(False), 3 * n * s)
+                run("log_softmax_backward", dt, rows, cols, backward_maker(True), 3 * n * s)
+                def masked_make():  # what eager PyTorch runs for attention's scale-and-mask softmax
+                    x = matrix(rows, cols, dt)
+                    g = torch.Generator(device=dev).manual_seed(3)
+                    mask = torch.rand(rows, cols, device=dev, generator=g) < 0.25
+                    return lambda: torch.softmax((x * 1.7).masked_fill(mask, float("-inf")), dim=-1)
+                run("scale_mask_softmax", dt, rows, cols, masked_make, 2 * n * s + n)
                 def ln_make():
                     x = matrix(rows, cols, dt)
                     w = (1 + 0.5 * torch.randn(cols, device=dev)).to(dtypes[dt])
