@@ -1,0 +1,151 @@
+/// @file backward.cuh
+/// @brief Chapter 12's backward kernels. From the forward output y and the upstream gradient dy:
+///  softmax:     dx = y * (dy - sum(dy * y))
+///  log-softmax: dx = dy - exp(y) * sum(dy)
+/// One reduction per row, then an elementwise pass over both inputs: three tensors move (y and
+/// dy read, dx written). The same paths as the forward: a warp with both rows in registers, a
+/// block with both in shared memory, and a block that reads them twice.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "course/warp.cuh"
+#include "kernels.cuh"
+
+namespace ch12 {
+
+/// [backward_math]
+/// The row's reduction term for one element, and the gradient from the reduced sum.
+__device__ __forceinline__ float grad_term(float y, float dy, bool log) { return log ? dy : dy * y; }
+__device__ __forceinline__ float grad(float y, float dy, float sum, bool log) {
+  return log ? dy - expf(y) * sum : (dy - sum) * y;
+}
+/// [backward_math]
+
+/// for_each_pack over two inputs read in step (y and dy): f(p, y values, dy values).
+template <int kBlock, int kPack, typename LoadY, typename LoadDy, typename F>
+__device__ __forceinline__ void for_each_pack2(const LoadY& load_y, const LoadDy& load_dy, int64_t row, int64_t count,
+                                               F&& f) {
+  constexpr int kUnroll = 2;
+  for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
+    float y[kUnroll][kPack], dy[kUnroll][kPack];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t p = p0 + int64_t(u) * kBlock;
+      if (p < count) {
+        load_y.template load<kPack>(y[u], row, p * kPack);
+        load_dy.template load<kPack>(dy[u], row, p * kPack);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t p = p0 + int64_t(u) * kBlock;
+      if (p < count) f(p, y[u], dy[u]);
+    }
+  }
+}
+
+/// [backward_warp]
+template <typename LoadY, typename LoadDy, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
+__global__ void __launch_bounds__(kWarpBlock)
+    softmax_backward_warp_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols, bool log) {
+  constexpr int kPacks = kColsPerThread / kPack;
+  const int lane = threadIdx.x % kWidth;
+  const unsigned mask = course::group_mask<kWidth>();
+  const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
+  const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
+
+  float y[kRows][kColsPerThread], dy[kRows][kColsPerThread];
+  for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
+    float s[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      s[r] = 0;
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+        if (row0 + r < rows && col < cols) {
+          load_y.template load<kPack>(&y[r][p * kPack], row0 + r, col);
+          load_dy.template load<kPack>(&dy[r][p * kPack], row0 + r, col);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kPack; ++j) y[r][p * kPack + j] = dy[r][p * kPack + j] = 0;
+        }
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) s[r] += grad_term(y[r][p * kPack + j], dy[r][p * kPack + j], log);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) s[r] = course::group_sum<kWidth>(s[r], mask);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+        if (row0 + r < rows && col < cols) {
+          float out[kPack];
+#pragma unroll
+          for (int j = 0; j < kPack; ++j) out[j] = grad(y[r][p * kPack + j], dy[r][p * kPack + j], s[r], log);
+          store.template store<kPack>(out, row0 + r, col);
+        }
+      }
+    }
+  }
+}
+/// [backward_warp]
+
+/// A block per row with y and dy cached in shared memory (each in its Load::Cache type): read
+/// once, reduce, write from the cache.
+template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    softmax_backward_smem_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols,
+                                 size_t dy_offset, bool log) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int64_t num_packs = cols / kPack;
+  const RowCache<typename LoadY::Cache, kPack> cy{reinterpret_cast<typename LoadY::Cache*>(smem), num_packs};
+  const RowCache<typename LoadDy::Cache, kPack> cdy{reinterpret_cast<typename LoadDy::Cache*>(smem + dy_offset),
+                                                    num_packs};
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    float s = 0;
+    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, num_packs, [&](int64_t p, const float* y, const float* dy) {
+      cy.put(p, y);
+      cdy.put(p, dy);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
+    });
+    s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
+    for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
+      float y[kPack], dy[kPack];
+      cy.get(p, y);
+      cdy.get(p, dy);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) y[j] = grad(y[j], dy[j], s, log);
+      store.template store<kPack>(y, row, p * kPack);
+    }
+  }
+}
+
+/// A block per row, nothing cached: y and dy read for the sum, then again to write dx.
+template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    softmax_backward_uncached_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols, bool log) {
+  const int64_t num_packs = cols / kPack;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    float s = 0;
+    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, num_packs, [&](int64_t, const float* y, const float* dy) {
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
+    });
+    s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
+    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, num_packs, [&](int64_t p, const float* y, const float* dy) {
+      float out[kPack];
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) out[j] = grad(y[j], dy[j], s, log);
+      store.template store<kPack>(out, row, p * kPack);
+    });
+  }
+}
+
+}  // namespace ch12

@@ -1,0 +1,61 @@
+/// @file dispatch.cu
+/// @brief Chapter 12: the dispatch's device properties, read once, and the launchers' helpers
+/// that do not depend on the storage type.
+#include <cuda_runtime.h>
+
+#include "course/device.h"
+#include "course/errors.h"
+#include "course/occupancy.cuh"
+#include "dispatch.cuh"
+
+namespace ch12 {
+namespace {
+
+// An empty kernel compiled like the others: its binary's architecture says whether this build
+// carries sm_90 code for this GPU (the cluster kernel is empty below sm_90).
+__global__ void probe_kernel() {}
+
+}  // namespace
+
+namespace detail {
+
+const DeviceLimits& device_limits() {
+  static const DeviceLimits limits = [] {
+    DeviceLimits l;
+    l.smem_optin = course::smem_per_block_optin();
+    int dev = 0, cluster = 0;
+    cudaFuncAttributes attr;
+    if (l.smem_optin > 0 && cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev) == cudaSuccess &&
+        cudaFuncGetAttributes(&attr, probe_kernel) == cudaSuccess)
+      l.clusters = cluster != 0 && attr.binaryVersion >= 90;
+    cudaGetLastError();
+    return l;
+  }();
+  return limits;
+}
+
+}  // namespace detail
+
+const char* path_name(Path p) {
+  switch (p) {
+    case Path::warp:
+      return "warp";
+    case Path::smem:
+      return "smem";
+    case Path::uncached:
+      return "uncached";
+    case Path::cluster:
+      return "cluster";
+    default:
+      return "automatic";
+  }
+}
+
+size_t unfused_workspace(int64_t rows, int64_t cols, course::DType) { return size_t(rows * cols) * sizeof(float); }
+
+int64_t cluster_rows_below() { return detail::device_limits().clusters ? 2 * int64_t(course::sm_count()) : 0; }
+
+bool cluster_path_available() { return detail::device_limits().clusters; }
+
+}  // namespace ch12

@@ -1,0 +1,431 @@
+/// @file dispatch.cuh
+/// @brief Chapter 12's launchers: argument checks, the pack width, the path for each shape, and
+/// each path's launch configuration, all from properties read from the device at run time.
+/// Included by one .cu file per storage type (softmax_f32.cu, ...), which instantiate it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "backward.cuh"
+#include "course/device.h"
+#include "course/errors.h"
+#include "course/harness.h"
+#include "course/launch_math.h"
+#include "course/occupancy.cuh"
+#include "course/warp_dispatch.cuh"
+#include "functors.cuh"
+#include "kernels.cuh"
+#include "softmax.cuh"
+
+namespace ch12 {
+namespace detail {
+
+/// The widest pack, kMax elements, when cols is a multiple of it and every pointer is aligned
+/// to kMax of its own elements (pointer, element bytes); otherwise one element at a time.
+template <int kMax>
+int pick_pack(int64_t cols, std::initializer_list<std::pair<const void*, int>> ptrs) {
+  if (cols % kMax != 0) return 1;
+  for (auto [p, bytes] : ptrs)
+    if (reinterpret_cast<uintptr_t>(p) % (uintptr_t(bytes) * kMax) != 0) return 1;
+  return kMax;
+}
+
+/// Calls f(std::integral_constant<int, P>{}) for P = pack, which is kMax or 1.
+template <int kMax, typename F>
+void with_pack(int pack, F&& f) {
+  if (pack == kMax) return f(std::integral_constant<int, kMax>{});
+  f(std::integral_constant<int, 1>{});
+}
+
+/// Blocks of a grid-stride kernel over `rows` rows, a block per row: enough for every row, at
+/// most 64 waves of what fits on the GPU at once (grid_blocks in launch_math.h).
+inline unsigned row_blocks(int64_t rows, int resident_per_sm) {
+  return unsigned(course::grid_blocks(rows, 1, course::sm_count(), std::max(resident_per_sm, 1), 64));
+}
+
+/// [warp_launch]
+// Rows of at most four packs per lane (and at most 16 columns) go two to a group: more loads
+// in flight per lane. kMinPacks > 1 gives short rows narrower groups, each lane holding more.
+template <int kMinPacks, int kPack, typename F>
+void warp_shape(int64_t cols, F&& f) {
+  course::dispatch_warp_shape_min<kPack, kMinPacks>(cols, [&](auto cpt, auto width) {
+    constexpr int kCols = decltype(cpt)::value;
+    constexpr int kRows = (kCols / kPack <= 4 && kCols <= 16) ? 2 : 1;
+    f(cpt, width, std::integral_constant<int, kRows>{});
+  });
+}
+
+template <int kMinPacks, int kPack, typename Load, typename Store>
+void launch_warp(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  warp_shape<kMinPacks, kPack>(cols, [&](auto cpt, auto width, auto rows_per_group) {
+    constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
+    constexpr int kRows = decltype(rows_per_group)::value;
+    constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
+    const auto blocks = unsigned(course::grid_blocks(rows, kRowsPerBlock, course::sm_count(), 2048 / kWarpBlock, 8));
+    softmax_warp_kernel<Load, Store, kPack, kCols, kWidth, kRows>
+        <<<blocks, kWarpBlock, 0, stream>>>(load, store, rows, cols, log);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+/// [warp_launch]
+
+/// Shared-memory bytes of a row of cols elements cached as C (RowCache: whole packs).
+template <typename C>
+size_t cache_bytes(int64_t cols) {
+  return size_t(course::round_up(cols * int64_t(sizeof(C)), 16));
+}
+
+/// [smem_launch]
+// Chapter 06's rule for the block size (occupancy.cuh): the most resident threads for this
+// row's shared memory, at least four packs per thread.
+template <int kPack, typename Load, typename Store>
+void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  const size_t smem = cache_bytes<typename Load::Cache>(cols);
+  auto kernel_for = [](auto block) { return softmax_smem_kernel<Load, Store, kPack, decltype(block)::value>; };
+  course::with_occupancy_block(cols / kPack, 4, smem, kernel_for, [&](auto block) {
+    constexpr int kBlock = decltype(block)::value;
+    const auto kernel = kernel_for(block);
+    const int resident = course::resident_threads(kernel, kBlock, smem) / kBlock;
+    kernel<<<row_blocks(rows, resident), kBlock, smem, stream>>>(load, store, rows, cols, log);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+/// [smem_launch]
+
+template <int kPack, typename Load, typename Store>
+void launch_uncached(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
+                     cudaStream_t stream) {
+  constexpr int kBlock = 1024;
+  softmax_uncached_kernel<Load, Store, kPack, kBlock>
+      <<<row_blocks(rows, 2048 / kBlock), kBlock, 0, stream>>>(load, store, rows, cols, log);
+  CUDA_CHECK_LAUNCH();
+}
+
+/// [cluster_launch]
+// The cluster size: the smallest power of two that gives at least two blocks per SM over the
+// rows, doubled further (up to 16) until a block's chunk fits in shared memory. If it never
+// fits, the chunk is read twice instead (the second read mostly from L2). The occupancy API
+// confirms that such a cluster can be resident, else the size is halved.
+template <int kPack, int kBlock, bool kCached, typename Load, typename Store>
+bool try_cluster(const Load& load, const Store& store, int64_t rows, int64_t cols, int csize, bool log,
+                 cudaStream_t stream, bool launch) {
+  const auto kernel = softmax_cluster_kernel<Load, Store, kPack, kBlock, kCached>;
+  const int64_t chunk_packs = course::ceil_div(cols / kPack, csize);
+  const size_t smem = kCached ? cache_bytes<typename Load::Cache>(chunk_packs * kPack) : 0;
+  const size_t static_bytes = course::allow_max_smem(kernel);
+  if (kCached && smem + static_bytes > size_t(course::smem_per_block_optin())) return false;
+  if (csize > 8) CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(unsigned(rows * csize));
+  cfg.blockDim = dim3(kBlock);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = unsigned(csize);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess || clusters == 0) {
+    cudaGetLastError();
+    return false;
+  }
+  if (launch) {
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, load, store, cols, chunk_packs, log));
+    CUDA_CHECK_LAUNCH();
+  }
+  return true;
+}
+
+template <int kPack, bool kCached, typename Load, typename Store>
+bool cluster_with_block(const Load& load, const Store& store, int64_t rows, int64_t cols, int csize, bool log,
+                        cudaStream_t stream, bool launch) {
+  const int64_t chunk_packs = course::ceil_div(cols / kPack, csize);
+  if (chunk_packs >= 4096) return try_cluster<kPack, 1024, kCached>(load, store, rows, cols, csize, log, stream, launch);
+  if (chunk_packs >= 512) return try_cluster<kPack, 256, kCached>(load, store, rows, cols, csize, log, stream, launch);
+  return try_cluster<kPack, 128, kCached>(load, store, rows, cols, csize, log, stream, launch);
+}
+
+template <int kPack, typename Load, typename Store>
+void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
+                    cudaStream_t stream) {
+  constexpr int kMaxCluster = 16;
+  int csize = 2;
+  while (csize < kMaxCluster && rows * csize < 2 * course::sm_count()) csize *= 2;
+  for (int c = csize; c <= kMaxCluster; c *= 2)  // the smallest cluster whose chunks fit on chip
+    if (cluster_with_block<kPack, true>(load, store, rows, cols, c, log, stream, true)) return;
+  for (int c = csize; c >= 2; c /= 2)  // too long for shared memory: read each chunk twice
+    if (cluster_with_block<kPack, false>(load, store, rows, cols, c, log, stream, true)) return;
+  throw course::UsageError("no thread-block cluster of 2 or more blocks fits on this GPU");
+}
+/// [cluster_launch]
+
+/// The device's limits for the dispatch, read once.
+struct DeviceLimits {
+  int64_t smem_optin = 0;  // bytes of shared memory a block may opt into
+  bool clusters = false;   // thread-block clusters launchable
+};
+const DeviceLimits& device_limits();
+
+/// [dispatch]
+/// The forward dispatch. Each rule is a property of the row and of the device:
+///  1. cols <= 1024: the row fits in registers (32 lanes x 32 floats): warp.
+///  2. the row fits in the device's shared memory per block (as Load::Cache): smem, read once.
+///  3. rows < 2 x SMs, clusters available: a block per row would leave SMs idle and read the row
+///     twice: cluster, each block's chunk in shared memory when the cluster's memory holds the row.
+///  4. otherwise: uncached, the row read twice.
+/// (Measured: with few rows that fit in shared memory, one block per row beats a cluster, whose
+/// two cluster-wide barriers cost more than the parallelism gains at these sizes.)
+template <typename Load>
+Path forward_path(int64_t rows, int64_t cols) {
+  if (cols <= kWarpMaxCols) return Path::warp;
+  if (int64_t(cache_bytes<typename Load::Cache>(cols)) + 1024 <= device_limits().smem_optin) return Path::smem;
+  if (device_limits().clusters && rows < cluster_rows_below()) return Path::cluster;
+  return Path::uncached;
+}
+/// [dispatch]
+
+/// Rows of at most this many packs per lane take narrower groups with kWarpMinPacks packs per
+/// lane (1: one pack per lane, chapter 03's shapes).
+constexpr int kWarpMinPacks = 1;
+
+template <int kMax, typename Load, typename Store>
+void forward(Path path, int pack, const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
+             cudaStream_t stream) {
+  if (path == Path::automatic) path = forward_path<Load>(rows, cols);
+  with_pack<kMax>(pack, [&](auto p) {
+    constexpr int kPack = decltype(p)::value;
+    switch (path) {
+      case Path::warp:
+        return launch_warp<kWarpMinPacks, kPack>(load, store, rows, cols, log, stream);
+      case Path::cluster:
+        return launch_cluster<kPack>(load, store, rows, cols, log, stream);
+      case Path::smem:
+        return launch_smem<kPack>(load, store, rows, cols, log, stream);
+      default:
+        return launch_uncached<kPack>(load, store, rows, cols, log, stream);
+    }
+  });
+}
+
+/// Checks the arguments of a forward op on a forced path (its own limit) or the dispatch.
+template <typename Cache>
+bool check_forward(const course::Args& a, course::Op op, Path path) {
+  if (path == Path::warp)
+    return course::check_op_args(a, op, kWarpMaxCols, "the warp path holds cols <= 1024 in registers");
+  if (path == Path::smem) {
+    const int64_t max_cols = (device_limits().smem_optin - 1024) / int64_t(sizeof(Cache));
+    const std::string why = "the shared-memory path holds cols <= " + std::to_string(max_cols) + " on this GPU";
+    if (!course::check_op_args(a, op, max_cols, why.c_str())) return false;
+  } else if (!course::check_op_args(a, op)) {
+    return false;
+  }
+  if (path == Path::cluster) {
+    course::require(device_limits().clusters, "the cluster path needs thread-block clusters (sm_90 or later)");
+    course::require(a.rows <= int64_t(INT32_MAX) / 16, "rows = ", a.rows, ": the cluster path launches up to 16 blocks per row");
+  }
+  return true;
+}
+
+template <typename T>
+void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool log) {
+  const course::Op op = log ? course::Op::log_softmax : course::Op::softmax;
+  if (!check_forward<T>(a, op, path)) return;
+  const DirectLoad<T> load{static_cast<const T*>(a.x), a.cols};
+  const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
+  constexpr int kMax = 16 / sizeof(T);
+  const int pack = pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}});
+  forward<kMax>(path, pack, load, store, a.rows, a.cols, log, stream);
+}
+
+/// [backward_dispatch]
+/// The backward dispatch: warp while both rows fit in registers, then both rows in shared
+/// memory, then uncached (y and dy read twice).
+template <typename T>
+Path backward_path(int64_t cols) {
+  if (cols <= kWarpMaxCols) return Path::warp;
+  if (2 * int64_t(cache_bytes<T>(cols)) + 1024 <= device_limits().smem_optin) return Path::smem;
+  return Path::uncached;
+}
+/// [backward_dispatch]
+
+template <typename T>
+void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool log) {
+  const course::Op op = log ? course::Op::log_softmax_backward : course::Op::softmax_backward;
+  course::require(path != Path::cluster, "the backward has no cluster path (warp, smem or uncached)");
+  if (path == Path::warp) {
+    if (!course::check_op_args(a, op, kWarpMaxCols, "the warp path holds cols <= 1024 in registers")) return;
+  } else if (path == Path::smem) {
+    const int64_t max_cols = (device_limits().smem_optin - 1024) / int64_t(2 * sizeof(T));
+    const std::string why = "the shared-memory path holds y and dy: cols <= " + std::to_string(max_cols);
+    if (!course::check_op_args(a, op, max_cols, why.c_str())) return;
+  } else if (!course::check_op_args(a, op)) {
+    return;
+  }
+  if (path == Path::automatic) path = backward_path<T>(a.cols);
+  const DirectLoad<T> load_y{static_cast<const T*>(a.x), a.cols};
+  const DirectLoad<T> load_dy{static_cast<const T*>(a.dy), a.cols};
+  const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
+  constexpr int kMax = 16 / sizeof(T);
+  const int pack = pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}});
+  using L = DirectLoad<T>;
+  using S = DirectStore<T>;
+  with_pack<kMax>(pack, [&](auto p) {
+    constexpr int kPack = decltype(p)::value;
+    const int64_t rows = a.rows, cols = a.cols;
+    if (path == Path::warp) {
+      warp_shape<1, kPack>(cols, [&](auto cpt, auto width, auto rows_per_group) {
+        constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
+        constexpr int kRows = decltype(rows_per_group)::value;
+        const auto blocks = unsigned(
+            course::grid_blocks(rows, kWarpBlock / kWidth * kRows, course::sm_count(), 2048 / kWarpBlock, 8));
+        softmax_backward_warp_kernel<L, L, S, kPack, kCols, kWidth, kRows>
+            <<<blocks, kWarpBlock, 0, stream>>>(load_y, load_dy, store, rows, cols, log);
+        CUDA_CHECK_LAUNCH();
+      });
+    } else if (path == Path::smem) {
+      const size_t dy_offset = cache_bytes<T>(cols);
+      const size_t smem = 2 * dy_offset;
+      auto kernel_for = [](auto block) {
+        return softmax_backward_smem_kernel<L, L, S, kPack, decltype(block)::value>;
+      };
+      course::with_occupancy_block(cols / kPack, 4, smem, kernel_for, [&](auto block) {
+        constexpr int kBlock = decltype(block)::value;
+        const auto kernel = kernel_for(block);
+        const int resident = course::resident_threads(kernel, kBlock, smem) / kBlock;
+        kernel<<<row_blocks(rows, resident), kBlock, smem, stream>>>(load_y, load_dy, store, rows, cols, dy_offset,
+                                                                     log);
+        CUDA_CHECK_LAUNCH();
+      });
+    } else {
+      constexpr int kBlock = 1024;
+      softmax_backward_uncached_kernel<L, L, S, kPack, kBlock>
+          <<<row_blocks(rows, 2048 / kBlock), kBlock, 0, stream>>>(load_y, load_dy, store, rows, cols, log);
+      CUDA_CHECK_LAUNCH();
+    }
+  });
+}
+
+template <typename T>
+void scale_mask_impl(const course::Args& a, cudaStream_t stream, Path path) {
+  if (!check_forward<float>(a, course::Op::scale_mask_softmax, path)) return;
+  const ScaleMaskLoad<T> load{static_cast<const T*>(a.x), static_cast<const uint8_t*>(a.b), a.cols, a.alpha};
+  const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
+  constexpr int kMax = 16 / sizeof(T);
+  const int pack = pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.b, 1}, {a.y, sizeof(T)}});
+  forward<kMax>(path, pack, load, store, a.rows, a.cols, false, stream);
+}
+
+template <typename T>
+void scale_mask_unfused_impl(const course::Args& a, cudaStream_t stream) {
+  if (!course::check_op_args(a, course::Op::scale_mask_softmax)) return;
+  course::require(a.workspace && a.workspace_bytes >= unfused_workspace(a.rows, a.cols, course::DTypeOf<T>::value),
+                  "scale_mask_softmax_unfused needs rows x cols fp32 of workspace");
+  const ScaleMaskLoad<T> load{static_cast<const T*>(a.x), static_cast<const uint8_t*>(a.b), a.cols, a.alpha};
+  float* logits = static_cast<float*>(a.workspace);
+  constexpr int kMax = 16 / sizeof(T);
+  const int pack = pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.b, 1}, {a.workspace, 4}});
+  with_pack<kMax>(pack, [&](auto p) {  // kernel 1: the logits, in fp32 so that both versions compute the same
+    constexpr int kPack = decltype(p)::value;
+    const int64_t items = a.rows * (a.cols / kPack);
+    const auto blocks = unsigned(course::grid_blocks(items, 256, course::sm_count(), 8, 4));
+    apply_load_kernel<ScaleMaskLoad<T>, DirectStore<float>, kPack>
+        <<<blocks, 256, 0, stream>>>(load, DirectStore<float>{logits, a.cols}, a.rows, a.cols);
+    CUDA_CHECK_LAUNCH();
+  });
+  const DirectLoad<float> load2{logits, a.cols};  // kernel 2: the production softmax of the logits
+  const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
+  const int pack2 = pick_pack<4>(a.cols, {{a.workspace, 4}, {a.y, sizeof(T)}});
+  forward<4>(Path::automatic, pack2, load2, store, a.rows, a.cols, false, stream);
+}
+
+}  // namespace detail
+
+/// The warp path with at least kMinPacks packs per lane (the lesson's measurement of the group
+/// shape for short rows).
+template <typename T, int kMinPacks>
+void softmax_warp_min_packs(const course::Args& a, cudaStream_t stream) {
+  if (!detail::check_forward<T>(a, course::Op::softmax, Path::warp)) return;
+  constexpr int kMax = 16 / sizeof(T);
+  const int pack = detail::pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}});
+  detail::with_pack<kMax>(pack, [&](auto p) {
+    detail::launch_warp<kMinPacks, decltype(p)::value>(DirectLoad<T>{static_cast<const T*>(a.x), a.cols},
+                                                       DirectStore<T>{static_cast<T*>(a.y), a.cols}, a.rows, a.cols,
+                                                       false, stream);
+  });
+}
+
+template <typename T>
+void softmax(const course::Args& a, cudaStream_t stream, Path path) {
+  detail::softmax_impl<T>(a, stream, path, false);
+}
+template <typename T>
+void log_softmax(const course::Args& a, cudaStream_t stream, Path path) {
+  detail::softmax_impl<T>(a, stream, path, true);
+}
+template <typename T>
+void softmax_backward(const course::Args& a, cudaStream_t stream, Path path) {
+  detail::backward_impl<T>(a, stream, path, false);
+}
+template <typename T>
+void log_softmax_backward(const course::Args& a, cudaStream_t stream, Path path) {
+  detail::backward_impl<T>(a, stream, path, true);
+}
+template <typename T>
+void scale_mask_softmax(const course::Args& a, cudaStream_t stream, Path path) {
+  detail::scale_mask_impl<T>(a, stream, path);
+}
+template <typename T>
+void scale_mask_softmax_unfused(const course::Args& a, cudaStream_t stream) {
+  detail::scale_mask_unfused_impl<T>(a, stream);
+}
+
+template <typename T>
+int64_t smem_max_cols(course::Op op) {
+  const int64_t optin = detail::device_limits().smem_optin;
+  if (optin == 0) return 0;
+  switch (op) {
+    case course::Op::softmax_backward:
+    case course::Op::log_softmax_backward:
+      return (optin - 1024) / int64_t(2 * sizeof(T));
+    case course::Op::scale_mask_softmax:
+      return (optin - 1024) / int64_t(sizeof(float));
+    default:
+      return (optin - 1024) / int64_t(sizeof(T));
+  }
+}
+
+template <typename T>
+Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
+  switch (op) {
+    case course::Op::softmax_backward:
+    case course::Op::log_softmax_backward:
+      return detail::backward_path<T>(cols);
+    case course::Op::scale_mask_softmax:
+      return detail::forward_path<ScaleMaskLoad<T>>(rows, cols);
+    default:
+      return detail::forward_path<DirectLoad<T>>(rows, cols);
+  }
+}
+
+}  // namespace ch12
+
+#define CH12_INSTANTIATE(T)                                                                      \
+  template void ch12::softmax<T>(const course::Args&, cudaStream_t, ch12::Path);               \
+  template void ch12::log_softmax<T>(const course::Args&, cudaStream_t, ch12::Path);           \
+  template void ch12::softmax_backward<T>(const course::Args&, cudaStream_t, ch12::Path);      \
+  template void ch12::log_softmax_backward<T>(const course::Args&, cudaStream_t, ch12::Path);  \
+  template void ch12::scale_mask_softmax<T>(const course::Args&, cudaStream_t, ch12::Path);    \
+  template void ch12::scale_mask_softmax_unfused<T>(const course::Args&, cudaStream_t);         \
+  template int64_t ch12::smem_max_cols<T>(course::Op);                                         \
+  template ch12::Path ch12::chosen_path<T>(course::Op, int64_t, int64_t);                      \
+  template void ch12::softmax_warp_min_packs<T, 2>(const course::Args&, cudaStream_t);

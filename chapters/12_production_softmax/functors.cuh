@@ -1,0 +1,80 @@
+/// @file functors.cuh
+/// @brief Chapter 12: how the production kernels read their input and write their output. Every
+/// kernel takes a `Load` and a `Store` functor instead of raw pointers: the plain softmax uses
+/// DirectLoad / DirectStore, and a fused operation is a new functor of a few lines, not a new
+/// kernel (ScaleMaskLoad: attention's `x * scale`, masked positions set to -inf).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "course/convert.cuh"
+#include "course/pack.cuh"
+
+namespace ch12 {
+
+/// [functors]
+/// Elements of T in one vector access: kPack, or 16 bytes' worth when kPack of T is wider (a
+/// kernel may pair a 16-bit input with an fp32 output, whose packs are then two accesses).
+template <typename T, int kPack>
+constexpr int kPiece = kPack * int(sizeof(T)) > 16 ? int(16 / sizeof(T)) : kPack;
+
+/// Reads kPack elements of row `row` from column `col` (a multiple of kPack) as floats.
+/// `Cache` is the narrowest type that holds what load() returns exactly: a kernel that keeps the
+/// row in shared memory stores it in that type (the storage type for a plain load: half the
+/// bytes of fp32 for f16 and bf16, so twice the row fits).
+template <typename T>
+struct DirectLoad {
+  using Cache = T;
+  const T* src;
+  int64_t row_size;
+  template <int kPack>
+  __device__ __forceinline__ void load(float* dst, int64_t row, int64_t col) const {
+    constexpr int kP = kPiece<T, kPack>;
+#pragma unroll
+    for (int i = 0; i < kPack; i += kP)
+      course::ScalarConvert<T>::to_floats(course::load_pack<T, kP>(src + row * row_size + col + i), dst + i);
+  }
+};
+
+/// Writes kPack floats to row `row` from column `col`, rounded to the storage type.
+template <typename T>
+struct DirectStore {
+  T* dst;
+  int64_t row_size;
+  template <int kPack>
+  __device__ __forceinline__ void store(const float* src, int64_t row, int64_t col) const {
+    constexpr int kP = kPiece<T, kPack>;
+#pragma unroll
+    for (int i = 0; i < kPack; i += kP) {
+      course::Pack<T, kP> pk;
+      course::ScalarConvert<T>::from_floats(src + i, pk);
+      course::store_pack<T, kP>(dst + row * row_size + col + i, pk);
+    }
+  }
+};
+
+/// Attention's scale-and-mask, fused into the softmax's load: x * scale (in fp32), and -inf where
+/// the mask byte is nonzero. The mask is read kPack bytes at a time, in the same pack as x.
+/// The scaled values are not representable in T: a cached row is kept in fp32.
+template <typename T>
+struct ScaleMaskLoad {
+  using Cache = float;
+  const T* src;
+  const uint8_t* mask;
+  int64_t row_size;
+  float scale;
+  template <int kPack>
+  __device__ __forceinline__ void load(float* dst, int64_t row, int64_t col) const {
+    const int64_t at = row * row_size + col;
+    DirectLoad<T>{src, row_size}.template load<kPack>(dst, row, col);
+    const course::Pack<uint8_t, kPack> m = course::load_pack<uint8_t, kPack>(mask + at);
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) dst[j] = m.elem[j] ? -INFINITY : dst[j] * scale;
+  }
+};
+/// [functors]
+
+}  // namespace ch12

@@ -1,0 +1,306 @@
+/// @file kernels.cuh
+/// @brief Chapter 12's forward kernels: softmax and log-softmax over rows read through a `Load`
+/// functor and written through a `Store` functor (functors.cuh). Four paths, each an earlier
+/// chapter's idea, picked per shape by dispatch.cuh:
+///  - warp:     a group of lanes per row, the row in registers (chapters 03-05);
+///  - smem:     a block per row, the row in shared memory in its narrowest exact type (06);
+///  - uncached: a block per row, the row read twice with the online (m, d) pair (07-08);
+///  - cluster:  several blocks per row, a thread-block cluster, merging their (m, d) pairs through
+///              distributed shared memory, when rows are too few to fill the GPU (new here).
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "course/convert.cuh"
+#include "course/online_softmax.cuh"
+#include "course/pack.cuh"
+#include "course/warp.cuh"
+#include "functors.cuh"
+
+namespace ch12 {
+
+/// Threads per block of the warp-per-row kernels.
+constexpr int kWarpBlock = 128;
+
+struct Max {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct Sum {
+  __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
+
+/// The value every thread of the block gets: a warp all-reduce, the warps' results through
+/// shared memory, then each warp reduces those (no second broadcast barrier).
+template <int kBlock, typename Op>
+__device__ __forceinline__ float block_allreduce(float v, Op op, float identity) {
+  __shared__ float partial[kBlock / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = course::group_reduce<32>(v, 0xffffffffu, op);
+  __syncthreads();  // the previous call's readers are done with `partial`
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  v = lane < kBlock / 32 ? partial[lane] : identity;
+  return course::group_reduce<32>(v, 0xffffffffu, op);
+}
+
+/// [for_each_pack]
+/// Visits the packs p = threadIdx.x, + kBlock, ... < count of a row (from pack `first`),
+/// calling f(p, values). kUnroll packs are loaded before any is used: four 16-byte loads in
+/// flight per thread rather than one, which is what a block needs to cover the memory latency
+/// when it is one of few on its SM (few rows, or long ones).
+template <int kBlock, int kPack, typename Load, typename F>
+__device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int64_t first, int64_t count, F&& f) {
+  constexpr int kUnroll = 4;
+  for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
+    float v[kUnroll][kPack];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t p = p0 + int64_t(u) * kBlock;
+      if (p < count) load.template load<kPack>(v[u], row, (first + p) * kPack);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t p = p0 + int64_t(u) * kBlock;
+      if (p < count) f(p, v[u]);
+    }
+  }
+}
+/// [for_each_pack]
+
+/// [finish]
+/// The output of one element from its value v, the row max m and the row's `k`: 1 / sum for
+/// softmax, log(sum) for log-softmax. An all -inf row gives NaN in both, as PyTorch does.
+__device__ __forceinline__ float row_constant(float sum, bool log) { return log ? logf(sum) : 1.0f / sum; }
+__device__ __forceinline__ float finish(float v, float m, float k, bool log) {
+  return log ? (v - m) - k : expf(v - m) * k;
+}
+/// [finish]
+
+/// [warp_kernel]
+/// Chapter 04's warp kernel with functors, and log-softmax as a flag (a uniform branch).
+template <typename Load, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
+__global__ void __launch_bounds__(kWarpBlock)
+    softmax_warp_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+  constexpr int kPacks = kColsPerThread / kPack;
+  const int lane = threadIdx.x % kWidth;
+  const unsigned mask = course::group_mask<kWidth>();
+  const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
+  const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
+
+  float v[kRows][kColsPerThread];
+  for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
+    float m[kRows], s[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      m[r] = -INFINITY;
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+        if (row0 + r < rows && col < cols) {
+          load.template load<kPack>(&v[r][p * kPack], row0 + r, col);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kPack; ++j) v[r][p * kPack + j] = -INFINITY;
+        }
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) m[r] = fmaxf(m[r], v[r][p * kPack + j]);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) m[r] = course::group_max<kWidth>(m[r], mask);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      s[r] = 0;
+#pragma unroll
+      for (int i = 0; i < kColsPerThread; ++i) s[r] += expf(v[r][i] - m[r]);
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) s[r] = row_constant(course::group_sum<kWidth>(s[r], mask), log);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+        if (row0 + r < rows && col < cols) {
+          float out[kPack];
+#pragma unroll
+          for (int j = 0; j < kPack; ++j) out[j] = finish(v[r][p * kPack + j], m[r], s[r], log);
+          store.template store<kPack>(out, row0 + r, col);
+        }
+      }
+    }
+  }
+}
+/// [warp_kernel]
+
+/// [row_cache]
+/// A row (or a chunk of one) in shared memory, in type C, kPack elements per thread-visit. A
+/// pack is kept in 16-byte pieces laid out piece-major (chapter 06's transposed16 layout): piece
+/// c of pack p at (c * num_packs + p). Consecutive threads touch consecutive 16-byte words, so a
+/// warp's access is conflict-free whatever the pack's size; with one piece per pack (the usual
+/// case: C is the storage type) it is the natural layout.
+template <typename C, int kPack>
+struct RowCache {
+  static constexpr int kPiece = ch12::kPiece<C, kPack>;
+  static constexpr int kPieces = kPack / kPiece;
+  C* base;
+  int64_t num_packs;
+  __device__ __forceinline__ void put(int64_t p, const float* v) const {
+#pragma unroll
+    for (int c = 0; c < kPieces; ++c) {
+      course::Pack<C, kPiece> pk;
+      course::ScalarConvert<C>::from_floats(v + c * kPiece, pk);
+      course::store_pack<C, kPiece>(base + (c * num_packs + p) * kPiece, pk);
+    }
+  }
+  __device__ __forceinline__ void get(int64_t p, float* v) const {
+#pragma unroll
+    for (int c = 0; c < kPieces; ++c)
+      course::ScalarConvert<C>::to_floats(course::load_pack<C, kPiece>(base + (c * num_packs + p) * kPiece),
+                                          v + c * kPiece);
+  }
+};
+/// [row_cache]
+
+/// [smem_kernel]
+/// A block per row (grid-stride over rows), the row cached in shared memory as Load::Cache: read
+/// once from global memory, then twice from shared memory (sum, write). Each thread revisits
+/// only its own packs, so the only barriers are the two reductions'.
+template <typename Load, typename Store, int kPack, int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    softmax_smem_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const RowCache<typename Load::Cache, kPack> cache{reinterpret_cast<typename Load::Cache*>(smem), cols / kPack};
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    float m = -INFINITY;
+    for_each_pack<kBlock, kPack>(load, row, 0, cache.num_packs, [&](int64_t p, const float* v) {
+      cache.put(p, v);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
+    });
+    m = block_allreduce<kBlock>(m, Max{}, -INFINITY);
+    float s = 0;
+    for (int64_t p = threadIdx.x; p < cache.num_packs; p += kBlock) {
+      float v[kPack];
+      cache.get(p, v);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) s += expf(v[j] - m);
+    }
+    const float k = row_constant(block_allreduce<kBlock>(s, Sum{}, 0.0f), log);
+    for (int64_t p = threadIdx.x; p < cache.num_packs; p += kBlock) {
+      float v[kPack];
+      cache.get(p, v);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) v[j] = finish(v[j], m, k, log);
+      store.template store<kPack>(v, row, p * kPack);
+    }
+  }
+}
+/// [smem_kernel]
+
+/// A block per row, nothing cached: the online pair in one read, then a second read to write
+/// (chapter 08), for rows too long for shared memory when there are enough of them.
+template <typename Load, typename Store, int kPack, int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    softmax_uncached_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+  const int64_t num_packs = cols / kPack;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    course::MaxSum t;
+    for_each_pack<kBlock, kPack>(load, row, 0, num_packs,
+                                 [&](int64_t, const float* v) { course::online_update<kPack>(t, v); });
+    t = course::block_merge<kBlock>(t);
+    const float k = row_constant(t.d, log);
+    for_each_pack<kBlock, kPack>(load, row, 0, num_packs, [&](int64_t p, const float* v) {
+      float out[kPack];
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) out[j] = finish(v[j], t.m, k, log);
+      store.template store<kPack>(out, row, p * kPack);
+    });
+  }
+}
+
+/// [cluster_kernel]
+/// Several blocks per row: a cluster of `csize` blocks (launch attribute) shares one row, block
+/// `rank` taking packs [rank * chunk_packs, (rank + 1) * chunk_packs). Each block finds its
+/// chunk's (m, d) pair, from its chunk cached in shared memory (kCached) or in one online read;
+/// the blocks then read each other's pairs through distributed shared memory (DSMEM), merge them,
+/// and write their chunk: from shared memory, or by reading it again (an L2 hit while the chunk
+/// is fresh). One launch, no workspace, no second kernel. Needs sm_90 (clusters).
+template <typename Load, typename Store, int kPack, int kBlock, bool kCached>
+__global__ void __launch_bounds__(kBlock)
+    softmax_cluster_kernel(Load load, Store store, int64_t cols, int64_t chunk_packs, bool log) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int csize = int(cluster.num_blocks());
+  const int64_t row = blockIdx.x / csize;
+  const int64_t first = int64_t(cluster.block_rank()) * chunk_packs;
+  const int64_t count = (cols / kPack - first < chunk_packs) ? cols / kPack - first : chunk_packs;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const RowCache<typename Load::Cache, kPack> cache{reinterpret_cast<typename Load::Cache*>(smem), count};
+  __shared__ course::MaxSum mine;
+
+  course::MaxSum t;
+  if constexpr (kCached) {  // two passes over the cached chunk: exact max, then the sum
+    float m = -INFINITY;
+    for_each_pack<kBlock, kPack>(load, row, first, count, [&](int64_t p, const float* v) {
+      cache.put(p, v);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
+    });
+    m = block_allreduce<kBlock>(m, Max{}, -INFINITY);
+    float s = 0;
+    for (int64_t p = threadIdx.x; p < count; p += kBlock) {
+      float v[kPack];
+      cache.get(p, v);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) s += m == -INFINITY ? (isnan(v[j]) ? v[j] : 0.0f) : expf(v[j] - m);
+    }
+    t = {m, block_allreduce<kBlock>(s, Sum{}, 0.0f)};  // a chunk of -inf only: (-inf, 0), merged as such
+  } else {
+    for_each_pack<kBlock, kPack>(load, row, first, count,
+                                 [&](int64_t, const float* v) { course::online_update<kPack>(t, v); });
+    t = course::block_merge<kBlock>(t);
+  }
+  if (threadIdx.x == 0) mine = t;
+  cluster.sync();  // every block's pair is published
+  {
+    const int lane = threadIdx.x % 32;  // each warp merges the cluster's pairs, lane r reading block r's
+    course::MaxSum other = lane < csize ? *cluster.map_shared_rank(&mine, lane) : course::MaxSum{};
+    t = course::warp_merge(other);
+  }
+  cluster.sync();  // no block leaves (freeing its `mine`) while another may still read it
+  const float k = row_constant(t.d, log);
+  for (int64_t p = threadIdx.x; p < count; p += kBlock) {
+    float v[kPack];
+    if constexpr (kCached)
+      cache.get(p, v);
+    else
+      load.template load<kPack>(v, row, (first + p) * kPack);
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) v[j] = finish(v[j], t.m, k, log);
+    store.template store<kPack>(v, row, (first + p) * kPack);
+  }
+#else
+  __trap();  // the host never launches it below sm_90 (see cluster_path_available)
+#endif
+}
+/// [cluster_kernel]
+
+/// Attention's scale-and-mask as its own elementwise kernel, writing fp32 logits: the first of
+/// the two kernels that the fused load replaces (the lesson measures both).
+template <typename Load, typename Store, int kPack>
+__global__ void apply_load_kernel(Load load, Store store, int64_t rows, int64_t cols) {
+  const int64_t num_packs = cols / kPack;
+  const int64_t n = rows * num_packs;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float v[kPack];
+    load.template load<kPack>(v, i / num_packs, (i % num_packs) * kPack);
+    store.template store<kPack>(v, i / num_packs, (i % num_packs) * kPack);
+  }
+}
+
+}  // namespace ch12

@@ -1,0 +1,165 @@
+/// @file main.cu
+/// @brief Chapter 12's executable: the production softmax, log-softmax, their backward and the
+/// fused scale-and-mask softmax on the common harness, each path also registered on its own
+/// (so that the suite checks every path at its limits), and `--paths FILE` to write the
+/// dispatch's choice for every benchmark shape on this GPU (the lesson's table).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "course/device.h"
+#include "course/errors.h"
+#include "course/harness.h"
+#include "course/occupancy.cuh"
+#include "softmax.cuh"
+
+namespace {
+
+using course::DType;
+using course::Op;
+using ch12::Path;
+
+template <typename T>
+using Fn = void (*)(const course::Args&, cudaStream_t, Path);
+
+template <typename T, Fn<T> kFn, Path kPath>
+void on_path(const course::Args& a, cudaStream_t s) {
+  kFn(a, s, kPath);
+}
+
+std::string limit_text(int64_t max_cols) {
+  return max_cols > 0 ? std::to_string(max_cols) : std::string("the GPU's shared memory");
+}
+
+// The shapes on each side of the rows boundary of the cluster path, for rows too long for the
+// shared-memory path (just past its limit, with and without 16-byte packs).
+std::vector<std::pair<int64_t, int64_t>> rows_boundary(int64_t smem_max) {
+  const int64_t r = ch12::cluster_rows_below();
+  if (r == 0 || smem_max == 0) return {};
+  return {{r - 1, smem_max + 8}, {r, smem_max + 8}, {r + 1, smem_max + 3}};
+}
+
+// Registers `op` on the production dispatch and on each of `paths` forced.
+template <typename T, Fn<T> kFn>
+void add_paths(course::Chapter& ch, Op op, const course::Limits& production, const course::Limits& warp,
+               const course::Limits& smem, const course::Limits& uncached, const course::Limits* cluster) {
+  constexpr DType t = course::DTypeOf<T>::value;
+  ch.add(op, "production", t, on_path<T, kFn, Path::automatic>, production);
+  ch.add(op, "warp", t, on_path<T, kFn, Path::warp>, warp);
+  ch.add(op, "smem", t, on_path<T, kFn, Path::smem>, smem);
+  ch.add(op, "uncached", t, on_path<T, kFn, Path::uncached>, uncached);
+  if (cluster) ch.add(op, "cluster", t, on_path<T, kFn, Path::cluster>, *cluster);
+}
+
+template <typename T>
+void add_type(course::Chapter& ch) {
+  constexpr DType t = course::DTypeOf<T>::value;
+  const std::vector<int64_t> warp_shapes{8, 16, 32, 64, 128, 256, 512};
+  const course::Limits warp{ch12::kWarpMaxCols, warp_shapes, "cols <= 1024; the row in registers"};
+  const course::Limits uncached{0, {}, "any cols; a block per row, the row read twice"};
+  const course::Limits cluster{0, {}, "any cols; several blocks per row in a cluster (sm_90+)"};
+  auto smem = [](int64_t max_cols) {
+    return course::Limits{max_cols, {}, "cols <= " + limit_text(max_cols) + "; the row in shared memory"};
+  };
+  auto production = [](int64_t smem_max, const char* what) {
+    return course::Limits{0,
+                          {ch12::kWarpMaxCols, smem_max},
+                          std::string("any cols: ") + what + "; warp <= 1024 < shared memory <= " +
+                              limit_text(smem_max) + " < uncached",
+                          rows_boundary(smem_max)};
+  };
+  const int64_t fwd_smem = ch12::smem_max_cols<T>(Op::softmax);
+  const int64_t bwd_smem = ch12::smem_max_cols<T>(Op::softmax_backward);
+  const bool clusters = ch12::cluster_path_available();
+
+  // Each operation on the production dispatch, then on each path forced (the backward has no
+  // cluster path).
+  const auto fwd = production(fwd_smem, "past shared memory, rows < 2 x SMs take the cluster path");
+  add_paths<T, ch12::softmax<T>>(ch, Op::softmax, fwd, warp, smem(fwd_smem), uncached, clusters ? &cluster : nullptr);
+  add_paths<T, ch12::log_softmax<T>>(ch, Op::log_softmax, fwd, warp, smem(fwd_smem), uncached,
+                                     clusters ? &cluster : nullptr);
+  ch.add(Op::softmax, "warp_p2", t, ch12::softmax_warp_min_packs<T, 2>,
+         course::Limits{ch12::kWarpMaxCols, warp_shapes, "cols <= 1024; short rows: two packs per lane"});
+  const auto bwd = production(bwd_smem, "y and dy cached together");
+  add_paths<T, ch12::softmax_backward<T>>(ch, Op::softmax_backward, bwd, warp, smem(bwd_smem), uncached, nullptr);
+  add_paths<T, ch12::log_softmax_backward<T>>(ch, Op::log_softmax_backward, bwd, warp, smem(bwd_smem), uncached,
+                                              nullptr);
+
+  // Scale-and-mask: fused into the load, and as two kernels.
+  const int64_t mask_smem = ch12::smem_max_cols<T>(Op::scale_mask_softmax);
+  ch.add(Op::scale_mask_softmax, "fused", t, on_path<T, ch12::scale_mask_softmax<T>, Path::automatic>,
+         production(mask_smem, "the fp32 logits cached; past shared memory, rows < 2 x SMs: cluster"));
+  ch.add(Op::scale_mask_softmax, "unfused", t, ch12::scale_mask_softmax_unfused<T>,
+         course::Limits{0, {}, "any cols; two kernels through an fp32 workspace"}, ch12::unfused_workspace);
+}
+
+// --paths FILE: the dispatch's choice for every shape of the sweeps, per op and dtype.
+template <typename T>
+void write_paths(std::FILE* f, const course::Chapter& ch, bool* first) {
+  for (Op op : {Op::softmax, Op::log_softmax, Op::scale_mask_softmax, Op::softmax_backward, Op::log_softmax_backward})
+    for (const course::Sweep& s : ch.sweeps())
+      for (int64_t r : s.rows)
+        for (int64_t c : s.cols) {
+          std::fprintf(f, "%s  {\"op\": \"%s\", \"dtype\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"path\": \"%s\"}",
+                       *first ? "" : ",\n", course::op_name(op), course::dtype_name(course::DTypeOf<T>::value),
+                       (long long)r, (long long)c, ch12::path_name(ch12::chosen_path<T>(op, r, c)));
+          *first = false;
+        }
+}
+
+int write_paths_file(const course::Chapter& ch, const char* path) {
+  course::DeviceInfo dev;
+  std::string why;
+  if (!course::probe_device(&dev, &why)) {
+    std::printf("SKIPPED: no usable CUDA GPU (%s)\n", why.c_str());
+    return 77;
+  }
+  std::FILE* f = std::fopen(path, "w");
+  if (!f) {
+    std::fprintf(stderr, "cannot write %s\n", path);
+    return 1;
+  }
+  std::fprintf(f, "{\"gpu_name\": \"%s\", \"sm_count\": %d, \"smem_per_block_optin\": %lld, \"clusters\": %s,\n",
+               dev.name.c_str(), dev.sm_count, (long long)course::smem_per_block_optin(),
+               ch12::cluster_path_available() ? "true" : "false");
+  std::fprintf(f, " \"cluster_rows_below\": %lld, \"warp_max_cols\": %lld,\n \"paths\": [\n",
+               (long long)ch12::cluster_rows_below(), (long long)ch12::kWarpMaxCols);
+  bool first = true;
+  write_paths<float>(f, ch, &first);
+  write_paths<__half>(f, ch, &first);
+  write_paths<__nv_bfloat16>(f, ch, &first);
+  std::fprintf(f, "\n]}\n");
+  std::fclose(f);
+  std::printf("wrote %s\n", path);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  course::Chapter ch("12_production_softmax",
+                     "The production softmax: one dispatch over warp, shared-memory, uncached and cluster paths");
+  add_type<float>(ch);
+  add_type<__half>(ch);
+  add_type<__nv_bfloat16>(ch);
+  ch.add_sweep(course::long_row_sweep());
+  if (argc >= 2 && std::strcmp(argv[1], "--paths") == 0) {
+    if (argc != 3) {
+      std::fprintf(stderr, "usage: %s --paths FILE.json\n", argv[0]);
+      return 2;
+    }
+    try {
+      return write_paths_file(ch, argv[2]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s --paths: %s\n", argv[0], e.what());
+      return 1;
+    }
+  }
+  return ch.run(argc, argv);
+}

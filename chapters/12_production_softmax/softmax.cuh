@@ -1,0 +1,72 @@
+/// @file softmax.cuh
+/// @brief Chapter 12: the production softmax. One launcher per operation, the storage type a
+/// template parameter (float, __half, __nv_bfloat16; fp32 arithmetic), the path chosen per shape
+/// from the device's properties (dispatch.cuh). Every launcher has the harness's signature: it
+/// validates its arguments (UsageError on bad ones) and launches on `stream`.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "course/dtype.h"
+#include "course/ops.h"
+
+namespace ch12 {
+
+/// The four ways a row is processed (kernels.cuh). `automatic` lets the dispatch choose.
+enum class Path { automatic, warp, smem, uncached, cluster };
+
+/// "warp", "smem", "uncached", "cluster" or "automatic".
+const char* path_name(Path p);
+
+/// y = softmax(x) over each row.
+template <typename T>
+void softmax(const course::Args& a, cudaStream_t stream, Path path = Path::automatic);
+/// y = log_softmax(x) over each row.
+template <typename T>
+void log_softmax(const course::Args& a, cudaStream_t stream, Path path = Path::automatic);
+/// dx (Args::y) = y * (dy - sum(dy * y)), y in Args::x. Paths: automatic, warp, smem, uncached.
+template <typename T>
+void softmax_backward(const course::Args& a, cudaStream_t stream, Path path = Path::automatic);
+/// dx (Args::y) = dy - exp(y) * sum(dy), y in Args::x. Paths as softmax_backward.
+template <typename T>
+void log_softmax_backward(const course::Args& a, cudaStream_t stream, Path path = Path::automatic);
+/// y = softmax(mask ? -inf : x * alpha), the mask (u8) in Args::b: scale and mask fused into
+/// the softmax's load.
+template <typename T>
+void scale_mask_softmax(const course::Args& a, cudaStream_t stream, Path path = Path::automatic);
+/// The same as two kernels: scale-and-mask writes fp32 logits to the workspace, then the
+/// softmax reads them. The comparison the lesson measures.
+template <typename T>
+void scale_mask_softmax_unfused(const course::Args& a, cudaStream_t stream);
+/// Workspace bytes of scale_mask_softmax_unfused: rows x cols fp32 logits.
+size_t unfused_workspace(int64_t rows, int64_t cols, course::DType t);
+
+/// Softmax on the warp path with at least kMinPacks packs per lane for short rows (narrower
+/// groups): the lesson's comparison of group shapes.
+template <typename T, int kMinPacks>
+void softmax_warp_min_packs(const course::Args& a, cudaStream_t stream);
+
+/// Largest cols of the warp path (forward and backward): 32 lanes x 32 registers.
+constexpr int64_t kWarpMaxCols = 1024;
+
+/// Largest cols of the shared-memory path on this GPU for `op` stored as T (0 without a GPU):
+/// the row (both rows, backward) in the device's opt-in shared memory per block.
+template <typename T>
+int64_t smem_max_cols(course::Op op);
+
+/// Fewer rows than this take the several-blocks-per-row (cluster) path, when the GPU has
+/// clusters: twice the SM count, so that one block per row would leave SMs idle (0 without one).
+int64_t cluster_rows_below();
+
+/// True when this GPU and this build can launch thread-block clusters (sm_90 and later).
+bool cluster_path_available();
+
+/// The path the automatic dispatch takes for a forward op (softmax, log_softmax,
+/// scale_mask_softmax) or a backward op on rows x cols stored as T.
+template <typename T>
+Path chosen_path(course::Op op, int64_t rows, int64_t cols);
+
+}  // namespace ch12
