@@ -6,7 +6,8 @@
 # as they are, and keeps a small metric set per kernel launch in OUTDIR/<chapter>.ncu.csv:
 # duration, DRAM bytes read/written and throughput, achieved occupancy, registers per thread,
 # local-memory (spill) loads, instructions executed (all, and global loads/stores), shared-memory
-# bank conflicts. The first line of each file records the shape.
+# bank conflicts. The first line of each file records the shape. PROFILE_KERNEL=NAME keeps only the
+# variants whose name contains NAME (chapter 12 profiles its production dispatch).
 set -uo pipefail
 out=$1
 rows=${2:-49152}
@@ -30,18 +31,20 @@ for exe in "$root"/bin/ch[0-9][0-9]_*; do
     [ $keep -eq 1 ] || continue
   fi
   csv="$out/$name.ncu.csv"
-  echo "# shape: rows=$rows cols=$cols" > "$csv"
+  echo "# shape: rows=$rows cols=$cols${PROFILE_KERNEL:+ kernel=$PROFILE_KERNEL}" > "$csv"
   for dtype in f32 f16; do
     "$exe" --list | grep -q "/$dtype " || continue
     tmp=$(mktemp)
     m=$(IFS=,; echo "${base[*]},${extra[*]}")
     ncu --clock-control none --csv --page raw --metrics "$m" \
-        "$exe" --verify --rows "$rows" --cols "$cols" --dtype "$dtype" > "$tmp" 2> "$out/$name.ncu.err"
+        "$exe" --verify --rows "$rows" --cols "$cols" --dtype "$dtype" ${PROFILE_KERNEL:+--kernel "$PROFILE_KERNEL"} \
+        > "$tmp" 2> "$out/$name.ncu.err"
     rc=$?
     if [ $rc -ne 0 ] || ! grep -q '^"ID"' "$tmp"; then  # retry without the optional metrics
       m=$(IFS=,; echo "${base[*]}")
       ncu --clock-control none --csv --page raw --metrics "$m" \
-          "$exe" --verify --rows "$rows" --cols "$cols" --dtype "$dtype" > "$tmp" 2>> "$out/$name.ncu.err"
+          "$exe" --verify --rows "$rows" --cols "$cols" --dtype "$dtype" ${PROFILE_KERNEL:+--kernel "$PROFILE_KERNEL"} \
+          > "$tmp" 2>> "$out/$name.ncu.err"
       rc=$?
     fi
     grep '^"' "$tmp" >> "$csv"
