@@ -33,7 +33,7 @@ for exe in "$root"/bin/ch[0-9][0-9]_*; do
   csv="$out/$name.ncu.csv"
   echo "# shape: rows=$rows cols=$cols${PROFILE_KERNEL:+ kernel=$PROFILE_KERNEL}" > "$csv"
   for dtype in f32 f16; do
-    "$exe" --list | grep -q "/$dtype " || continue
+    "$exe" --list | grep "/$dtype " > /dev/null || continue  # not -q: with pipefail, an early exit fails the pipe
     tmp=$(mktemp)
     m=$(IFS=,; echo "${base[*]},${extra[*]}")
     ncu --clock-control none --csv --page raw --metrics "$m" \
