@@ -85,6 +85,8 @@ def load_all(data_dir):
     """{gpu: {chapter: data}} for every chapter JSON under data_dir/<gpu>/."""
     out = {}
     for path in sorted(glob.glob(os.path.join(data_dir, "*", "ch[0-9][0-9]_*.json"))):
+        if os.path.basename(path).count(".") > 1:
+            continue  # side files (chapter 12's dispatch table: <chapter>.paths.json)
         gpu = os.path.basename(os.path.dirname(path))
         out.setdefault(gpu, {})[os.path.basename(path)[:-5]] = load_chapter(path)
     return out
@@ -152,8 +154,12 @@ def chapter_figure(ch, gpu_name, out_dir, peers=None):
     rows_set = sorted({r["rows"] for r in ch["results"]})
     ops = sorted({r["op"] for r in ch["results"]})
     panels = [(rows, None) for rows in rows_set]
+    focus = None
     if rows_set == [1] and len(ops) > 2:
         panels = [(1, op) for op in ops]
+    elif len(ops) > 2:  # chapter 12: a panel per op and rows, its dispatched kernels only
+        panels = [(rows, op) for op in ops for rows in rows_set]
+        focus = {"production", "fused", "unfused"}
     ncols = min(len(panels), 4)
     nrows = (len(panels) + ncols - 1) // ncols
     fig, axes = plt.subplots(nrows, ncols, figsize=(7.5 * ncols, 4.5 * nrows), squeeze=False)
@@ -163,7 +169,8 @@ def chapter_figure(ch, gpu_name, out_dir, peers=None):
         ax = axes[i // ncols][i % ncols]
         ax.set_prop_cycle(color=ours)
         labelled = set()
-        shown = sorted(k for k in series(ch["results"], rows) if only_op in (None, k[0]))
+        shown = sorted(k for k in series(ch["results"], rows)
+                       if only_op in (None, k[0]) and (focus is None or k[1] in focus))
         for (op, kernel, dtype), pts in [(k, series(ch["results"], rows)[k]) for k in shown]:
             xs, ys = zip(*pts)
             ax.plot(xs, ys, DTYPE_STYLE[dtype], marker="o", markersize=3, label=f"{op}/{kernel} {dtype}")
@@ -476,6 +483,32 @@ def fmt_accuracy(path):
 SUMMARY_SHAPES = [("f32", 128), ("f32", 1024), ("f32", 4096), ("f32", 32768), ("f16", 1024), ("f16", 4096)]
 
 
+def fmt_paths(path):
+    """Markdown table of chapter 12's dispatch on the GPU that wrote `path` (--paths): the path per
+    shape, for softmax (forward ops share it) and the backward, per dtype."""
+    with open(path) as f:
+        d = json.load(f)
+    by = {}
+    for p in d["paths"]:
+        by[(p["op"], p["dtype"], p["rows"], p["cols"])] = p["path"]
+    shapes = sorted({(p["rows"], p["cols"]) for p in d["paths"]}, key=lambda s: (-s[0], s[1]))
+    head = ["rows", "cols"] + [f"{op} {dt}" for op in ("softmax", "softmax_backward") for dt in DTYPES]
+    lines = ["| " + " | ".join(head) + " |", "|---:|---:|" + "---|" * (len(head) - 2)]
+    for r, c in shapes:
+        cells = [str(r), str(c)] + [by.get((op, dt, r, c), "") for op in ("softmax", "softmax_backward")
+                                    for dt in DTYPES]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"The dispatch's choice on {d['gpu_name']} ({d['sm_count']} SMs, "
+                 f"{d['smem_per_block_optin'] // 1024} KB of shared memory per block, clusters "
+                 f"{'available' if d['clusters'] else 'not available'}; cluster path below "
+                 f"{d['cluster_rows_below']} rows), written by `ch12_production_softmax --paths`. "
+                 "log_softmax and scale_mask_softmax follow softmax's column, except that the masked "
+                 "softmax caches fp32 logits and so leaves shared memory at half the columns of 16-bit "
+                 "softmax.")
+    return "\n".join(lines)
+
+
 def fmt_summary(chapters, rows=49152):
     """Markdown table for the README: each chapter's main operation, its best kernel at a few shapes."""
     head = ["chapter", "operation"] + [f"{d}, {c} cols" for d, c in SUMMARY_SHAPES]
@@ -507,6 +540,7 @@ ACCURACY_RE = re.compile(r"(<!-- accuracy (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))?
 VS_COPY_RE = re.compile(r"(<!-- vs_copy (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /vs_copy -->)", re.S)
 PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>[\w.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
+PATHS_RE = re.compile(r"(<!-- paths (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /paths -->)", re.S)
 VALUE_RE = re.compile(r"(<!-- value (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)(?: (?P<gpu>[\w-]+))? -->)"
                       r"(.*?)(<!-- /value -->)", re.S)
 
@@ -552,6 +586,13 @@ def rewrite_markers(text, data, peers=None):
             raise DataError(f"accuracy marker names {path}: no such file")
         return f"{m.group(1)}\n{fmt_accuracy(path)}\n{m.group(4)}"
 
+    def paths(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        path = os.path.join(DATA_DIR, gpu, m["file"])
+        if not os.path.exists(path):
+            raise DataError(f"paths marker names {path}: no such file (ch12_production_softmax --paths)")
+        return f"{m.group(1)}\n{fmt_paths(path)}\n{m.group(4)}"
+
     def summary(m):
         gpu = m["gpu"] or REFERENCE_GPU
         if gpu not in data:
@@ -561,6 +602,7 @@ def rewrite_markers(text, data, peers=None):
     text = SUMMARY_RE.sub(summary, text)
     text = PEERS_RE.sub(peers_table, text)
     text = ACCURACY_RE.sub(accuracy, text)
+    text = PATHS_RE.sub(paths, text)
     text = VS_COPY_RE.sub(vs_copy, text)
     return PROFILE_RE.sub(profile, VALUE_RE.sub(val, RESULTS_RE.sub(results, text)))
 
