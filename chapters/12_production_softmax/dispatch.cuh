@@ -20,7 +20,7 @@
 #include "course/launch_math.h"
 #include "course/occupancy.cuh"
 #include "course/warp_dispatch.cuh"
-#include "functors.cuh"
+#include "softmax_functors.cuh"
 #include "kernels.cuh"
 #include "softmax.cuh"
 

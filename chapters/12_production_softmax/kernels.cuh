@@ -1,6 +1,6 @@
 /// @file kernels.cuh
 /// @brief Chapter 12's forward kernels: softmax and log-softmax over rows read through a `Load`
-/// functor and written through a `Store` functor (functors.cuh). Four paths, each an earlier
+/// functor and written through a `Store` functor (softmax_functors.cuh). Four paths, each an earlier
 /// chapter's idea, picked per shape by dispatch.cuh:
 ///  - warp:     a group of lanes per row, the row in registers (chapters 03-05);
 ///  - smem:     a block per row, the row in shared memory in its narrowest exact type (06);
@@ -18,7 +18,7 @@
 #include "course/online_softmax.cuh"
 #include "course/pack.cuh"
 #include "course/warp.cuh"
-#include "functors.cuh"
+#include "softmax_functors.cuh"
 
 namespace ch12 {
 

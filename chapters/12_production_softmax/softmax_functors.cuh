@@ -1,4 +1,4 @@
-/// @file functors.cuh
+/// @file softmax_functors.cuh
 /// @brief Chapter 12: how the production kernels read their input and write their output. Every
 /// kernel takes a `Load` and a `Store` functor instead of raw pointers: the plain softmax uses
 /// DirectLoad / DirectStore, and a fused operation is a new functor of a few lines, not a new
