@@ -96,9 +96,11 @@ __global__ void __launch_bounds__(kWarpBlock)
 }
 /// [backward_warp]
 
-/// A block per row with y and dy cached in shared memory (each in its Load::Cache type): read
-/// once, reduce, write from the cache.
-template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock>
+/// [backward_smem]
+/// A block per row with y, and dy when both fit (kCacheDy), cached in shared memory (each in its
+/// Load::Cache type): read once, reduce, write from the cache. When only y fits, dy is read again
+/// in the write pass, from L2 while the row is fresh.
+template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock, bool kCacheDy>
 __global__ void __launch_bounds__(kBlock)
     softmax_backward_smem_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols,
                                  size_t dy_offset, bool log) {
@@ -111,7 +113,7 @@ __global__ void __launch_bounds__(kBlock)
     float s = 0;
     for_each_pack2<kBlock, kPack>(load_y, load_dy, row, num_packs, [&](int64_t p, const float* y, const float* dy) {
       cy.put(p, y);
-      cdy.put(p, dy);
+      if constexpr (kCacheDy) cdy.put(p, dy);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
     });
@@ -119,13 +121,18 @@ __global__ void __launch_bounds__(kBlock)
     for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
       float y[kPack], dy[kPack];
       cy.get(p, y);
-      cdy.get(p, dy);
+      if constexpr (kCacheDy)
+        cdy.get(p, dy);
+      else
+        load_dy.template load<kPack>(dy, row, p * kPack);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) y[j] = grad(y[j], dy[j], s, log);
       store.template store<kPack>(y, row, p * kPack);
     }
   }
 }
+
+/// [backward_smem]
 
 /// A block per row, nothing cached: y and dy read for the sum, then again to write dx.
 template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock>

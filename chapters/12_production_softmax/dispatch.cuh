@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -76,6 +78,22 @@ void launch_warp(const Load& load, const Store& store, int64_t rows, int64_t col
 }
 /// [warp_launch]
 
+/// The device's limits for the dispatch, read once.
+struct DeviceLimits {
+  int64_t smem_optin = 0;  // bytes of shared memory a block may opt into
+  bool clusters = false;   // thread-block clusters launchable
+};
+const DeviceLimits& device_limits();
+
+/// The longest row of which `copies` copies fit in a block's shared memory as C (1 KB kept for
+/// the kernels' static shared memory), 0 without a GPU. cache_bytes<C>(cols) * copies + 1024 is
+/// within the opt-in limit exactly when cols <= this.
+template <typename C>
+int64_t cols_in_smem(int copies) {
+  const int64_t optin = device_limits().smem_optin;
+  return optin > 1024 ? (optin - 1024) / copies / 16 * 16 / int64_t(sizeof(C)) : 0;
+}
+
 /// Shared-memory bytes of a row of cols elements cached as C (RowCache: whole packs).
 template <typename C>
 size_t cache_bytes(int64_t cols) {
@@ -84,11 +102,17 @@ size_t cache_bytes(int64_t cols) {
 
 /// [smem_launch]
 // Chapter 06's rule for the block size (occupancy.cuh): the most resident threads for this
-// row's shared memory, at least four packs per thread.
-template <int kPack, typename Load, typename Store>
-void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
-  const size_t smem = cache_bytes<typename Load::Cache>(cols);
-  auto kernel_for = [](auto block) { return softmax_smem_kernel<Load, Store, kPack, decltype(block)::value>; };
+// row's shared memory, at least four packs per thread. The cache type by the same measure: fp32
+// (one exponential per element) unless the narrower Load::Cache keeps more threads resident.
+template <typename C, int kPack, typename Load, typename Store>
+auto smem_kernel_for() {
+  return [](auto block) { return softmax_smem_kernel<C, Load, Store, kPack, decltype(block)::value>; };
+}
+
+template <typename C, int kPack, typename Load, typename Store>
+void launch_smem_as(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  const size_t smem = cache_bytes<C>(cols);
+  auto kernel_for = smem_kernel_for<C, kPack, Load, Store>();
   course::with_occupancy_block(cols / kPack, 4, smem, kernel_for, [&](auto block) {
     constexpr int kBlock = decltype(block)::value;
     const auto kernel = kernel_for(block);
@@ -96,6 +120,22 @@ void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t col
     kernel<<<row_blocks(rows, resident), kBlock, smem, stream>>>(load, store, rows, cols, log);
     CUDA_CHECK_LAUNCH();
   });
+}
+
+template <int kPack, typename Load, typename Store>
+void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  using C = typename Load::Cache;
+  if constexpr (!std::is_same_v<C, float>) {
+    const int64_t packs = cols / kPack;
+    const bool fits = cols <= cols_in_smem<float>(1);
+    const int wide = fits ? course::occupancy_best_threads(packs, 4, cache_bytes<float>(cols),
+                                                           smem_kernel_for<float, kPack, Load, Store>())
+                          : 0;
+    const int narrow =
+        course::occupancy_best_threads(packs, 4, cache_bytes<C>(cols), smem_kernel_for<C, kPack, Load, Store>());
+    if (wide < narrow) return launch_smem_as<C, kPack>(load, store, rows, cols, log, stream);
+  }
+  launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);
 }
 /// [smem_launch]
 
@@ -155,10 +195,29 @@ bool cluster_with_block(const Load& load, const Store& store, int64_t rows, int6
   return try_cluster<kPack, 128, kCached>(load, store, rows, cols, csize, log, stream, launch);
 }
 
+/// CH12_CLUSTER="SIZE,CACHED" (e.g. "4,1") overrides the choice below: a measurement aid for the
+/// lesson's exercise, read once.
+inline std::pair<int, int> cluster_override() {
+  static const std::pair<int, int> o = [] {
+    std::pair<int, int> v{0, -1};
+    if (const char* e = std::getenv("CH12_CLUSTER")) std::sscanf(e, "%d,%d", &v.first, &v.second);
+    return v;
+  }();
+  return o;
+}
+
 template <int kPack, typename Load, typename Store>
 void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
                     cudaStream_t stream) {
   constexpr int kMaxCluster = 16;
+  const auto [forced_size, forced_cached] = cluster_override();
+  if (forced_size >= 2) {
+    const bool ok = forced_cached == 1
+                        ? cluster_with_block<kPack, true>(load, store, rows, cols, forced_size, log, stream, true)
+                        : cluster_with_block<kPack, false>(load, store, rows, cols, forced_size, log, stream, true);
+    course::require(ok, "CH12_CLUSTER: no cluster of ", forced_size, " blocks fits on this GPU");
+    return;
+  }
   int csize = 2;
   while (csize < kMaxCluster && rows * csize < 2 * course::sm_count()) csize *= 2;
   for (int c = csize; c <= kMaxCluster; c *= 2)  // the smallest cluster whose chunks fit on chip
@@ -168,13 +227,6 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
   throw course::UsageError("no thread-block cluster of 2 or more blocks fits on this GPU");
 }
 /// [cluster_launch]
-
-/// The device's limits for the dispatch, read once.
-struct DeviceLimits {
-  int64_t smem_optin = 0;  // bytes of shared memory a block may opt into
-  bool clusters = false;   // thread-block clusters launchable
-};
-const DeviceLimits& device_limits();
 
 /// [dispatch]
 /// The forward dispatch. Each rule is a property of the row and of the device:
@@ -188,7 +240,7 @@ const DeviceLimits& device_limits();
 template <typename Load>
 Path forward_path(int64_t rows, int64_t cols) {
   if (cols <= kWarpMaxCols) return Path::warp;
-  if (int64_t(cache_bytes<typename Load::Cache>(cols)) + 1024 <= device_limits().smem_optin) return Path::smem;
+  if (cols <= cols_in_smem<typename Load::Cache>(1)) return Path::smem;
   if (device_limits().clusters && rows < cluster_rows_below()) return Path::cluster;
   return Path::uncached;
 }
@@ -223,7 +275,7 @@ bool check_forward(const course::Args& a, course::Op op, Path path) {
   if (path == Path::warp)
     return course::check_op_args(a, op, kWarpMaxCols, "the warp path holds cols <= 1024 in registers");
   if (path == Path::smem) {
-    const int64_t max_cols = (device_limits().smem_optin - 1024) / int64_t(sizeof(Cache));
+    const int64_t max_cols = cols_in_smem<Cache>(1);
     const std::string why = "the shared-memory path holds cols <= " + std::to_string(max_cols) + " on this GPU";
     if (!course::check_op_args(a, op, max_cols, why.c_str())) return false;
   } else if (!course::check_op_args(a, op)) {
@@ -248,12 +300,12 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
 }
 
 /// [backward_dispatch]
-/// The backward dispatch: warp while both rows fit in registers, then both rows in shared
-/// memory, then uncached (y and dy read twice).
+/// The backward dispatch: warp while both rows fit in registers, then shared memory (y and dy
+/// when both fit, else y alone, dy read twice), then uncached (y and dy read twice).
 template <typename T>
 Path backward_path(int64_t cols) {
   if (cols <= kWarpMaxCols) return Path::warp;
-  if (2 * int64_t(cache_bytes<T>(cols)) + 1024 <= device_limits().smem_optin) return Path::smem;
+  if (cols <= cols_in_smem<T>(1)) return Path::smem;
   return Path::uncached;
 }
 /// [backward_dispatch]
@@ -265,8 +317,8 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
   if (path == Path::warp) {
     if (!course::check_op_args(a, op, kWarpMaxCols, "the warp path holds cols <= 1024 in registers")) return;
   } else if (path == Path::smem) {
-    const int64_t max_cols = (device_limits().smem_optin - 1024) / int64_t(2 * sizeof(T));
-    const std::string why = "the shared-memory path holds y and dy: cols <= " + std::to_string(max_cols);
+    const int64_t max_cols = cols_in_smem<T>(1);
+    const std::string why = "the shared-memory path holds y: cols <= " + std::to_string(max_cols);
     if (!course::check_op_args(a, op, max_cols, why.c_str())) return;
   } else if (!course::check_op_args(a, op)) {
     return;
@@ -293,19 +345,27 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
         CUDA_CHECK_LAUNCH();
       });
     } else if (path == Path::smem) {
-      const size_t dy_offset = cache_bytes<T>(cols);
-      const size_t smem = 2 * dy_offset;
-      auto kernel_for = [](auto block) {
-        return softmax_backward_smem_kernel<L, L, S, kPack, decltype(block)::value>;
+      auto launch = [&](auto cache_dy) {
+        constexpr bool kCacheDy = decltype(cache_dy)::value;
+        const size_t dy_offset = cache_bytes<T>(cols);
+        const size_t smem = kCacheDy ? 2 * dy_offset : dy_offset;
+        auto kernel_for = [&](auto block) {
+          return softmax_backward_smem_kernel<L, L, S, decltype(p)::value, decltype(block)::value,
+                                              decltype(cache_dy)::value>;
+        };
+        course::with_occupancy_block(cols / kPack, 4, smem, kernel_for, [&](auto block) {
+          constexpr int kBlock = decltype(block)::value;
+          const auto kernel = kernel_for(block);
+          const int resident = course::resident_threads(kernel, kBlock, smem) / kBlock;
+          kernel<<<row_blocks(rows, resident), kBlock, smem, stream>>>(load_y, load_dy, store, rows, cols,
+                                                                       dy_offset, log);
+          CUDA_CHECK_LAUNCH();
+        });
       };
-      course::with_occupancy_block(cols / kPack, 4, smem, kernel_for, [&](auto block) {
-        constexpr int kBlock = decltype(block)::value;
-        const auto kernel = kernel_for(block);
-        const int resident = course::resident_threads(kernel, kBlock, smem) / kBlock;
-        kernel<<<row_blocks(rows, resident), kBlock, smem, stream>>>(load_y, load_dy, store, rows, cols, dy_offset,
-                                                                     log);
-        CUDA_CHECK_LAUNCH();
-      });
+      if (cols <= cols_in_smem<T>(2))
+        launch(std::true_type{});
+      else
+        launch(std::false_type{});
     } else {
       constexpr int kBlock = 1024;
       softmax_backward_uncached_kernel<L, L, S, kPack, kBlock>
@@ -391,17 +451,12 @@ void scale_mask_softmax_unfused(const course::Args& a, cudaStream_t stream) {
 
 template <typename T>
 int64_t smem_max_cols(course::Op op) {
-  const int64_t optin = detail::device_limits().smem_optin;
-  if (optin == 0) return 0;
-  switch (op) {
-    case course::Op::softmax_backward:
-    case course::Op::log_softmax_backward:
-      return (optin - 1024) / int64_t(2 * sizeof(T));
-    case course::Op::scale_mask_softmax:
-      return (optin - 1024) / int64_t(sizeof(float));
-    default:
-      return (optin - 1024) / int64_t(sizeof(T));
-  }
+  return op == course::Op::scale_mask_softmax ? detail::cols_in_smem<float>(1) : detail::cols_in_smem<T>(1);
+}
+
+template <typename T>
+int64_t backward_both_cached_max_cols() {
+  return detail::cols_in_smem<T>(2);
 }
 
 template <typename T>
@@ -427,5 +482,6 @@ Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
   template void ch12::scale_mask_softmax<T>(const course::Args&, cudaStream_t, ch12::Path);    \
   template void ch12::scale_mask_softmax_unfused<T>(const course::Args&, cudaStream_t);         \
   template int64_t ch12::smem_max_cols<T>(course::Op);                                         \
+  template int64_t ch12::backward_both_cached_max_cols<T>();                                    \
   template ch12::Path ch12::chosen_path<T>(course::Op, int64_t, int64_t);                      \
   template void ch12::softmax_warp_min_packs<T, 2>(const course::Args&, cudaStream_t);

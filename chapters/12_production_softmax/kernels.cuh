@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "course/convert.cuh"
 #include "course/online_softmax.cuh"
@@ -166,14 +167,18 @@ struct RowCache {
 /// [row_cache]
 
 /// [smem_kernel]
-/// A block per row (grid-stride over rows), the row cached in shared memory as Load::Cache: read
-/// once from global memory, then twice from shared memory (sum, write). Each thread revisits
-/// only its own packs, so the only barriers are the two reductions'.
-template <typename Load, typename Store, int kPack, int kBlock>
+/// A block per row (grid-stride over rows), the row cached in shared memory as C: read once from
+/// global memory, then twice from shared memory (sum, write). C is Load::Cache (the storage type
+/// for a plain load: half the shared memory of fp32 for 16-bit rows) or float. With a float cache
+/// the softmax writes each exponential back in the sum pass (chapter 06), so the write pass only
+/// multiplies; with a narrower cache it computes the exponential again. Each thread revisits only
+/// its own packs, so the only barriers are the two reductions'.
+template <typename C, typename Load, typename Store, int kPack, int kBlock>
 __global__ void __launch_bounds__(kBlock)
     softmax_smem_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+  constexpr bool kKeepExp = std::is_same_v<C, float>;  // the cache holds the exponentials exactly
   extern __shared__ __align__(16) unsigned char smem[];
-  const RowCache<typename Load::Cache, kPack> cache{reinterpret_cast<typename Load::Cache*>(smem), cols / kPack};
+  const RowCache<C, kPack> cache{reinterpret_cast<C*>(smem), cols / kPack};
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     float m = -INFINITY;
     for_each_pack<kBlock, kPack>(load, row, 0, cache.num_packs, [&](int64_t p, const float* v) {
@@ -182,19 +187,25 @@ __global__ void __launch_bounds__(kBlock)
       for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
     });
     m = block_allreduce<kBlock>(m, Max{}, -INFINITY);
+    const bool keep_exp = kKeepExp && !log;
     float s = 0;
     for (int64_t p = threadIdx.x; p < cache.num_packs; p += kBlock) {
       float v[kPack];
       cache.get(p, v);
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) s += expf(v[j] - m);
+      for (int j = 0; j < kPack; ++j) {
+        const float e = expf(v[j] - m);
+        s += e;
+        v[j] = e;
+      }
+      if (keep_exp) cache.put(p, v);
     }
     const float k = row_constant(block_allreduce<kBlock>(s, Sum{}, 0.0f), log);
     for (int64_t p = threadIdx.x; p < cache.num_packs; p += kBlock) {
       float v[kPack];
       cache.get(p, v);
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) v[j] = finish(v[j], m, k, log);
+      for (int j = 0; j < kPack; ++j) v[j] = keep_exp ? v[j] * k : finish(v[j], m, k, log);
       store.template store<kPack>(v, row, p * kPack);
     }
   }

@@ -64,12 +64,15 @@ void add_type(course::Chapter& ch) {
   const course::Limits warp{ch12::kWarpMaxCols, warp_shapes, "cols <= 1024; the row in registers"};
   const course::Limits uncached{0, {}, "any cols; a block per row, the row read twice"};
   const course::Limits cluster{0, {}, "any cols; several blocks per row in a cluster (sm_90+)"};
-  auto smem = [](int64_t max_cols) {
-    return course::Limits{max_cols, {}, "cols <= " + limit_text(max_cols) + "; the row in shared memory"};
+  auto smem = [](int64_t max_cols, int64_t inner = 0) {
+    return course::Limits{max_cols, inner > 0 ? std::vector<int64_t>{inner} : std::vector<int64_t>{},
+                          "cols <= " + limit_text(max_cols) + "; the row in shared memory"};
   };
-  auto production = [](int64_t smem_max, const char* what) {
+  auto production = [](int64_t smem_max, const std::string& what, int64_t inner = 0) {
+    std::vector<int64_t> thresholds{ch12::kWarpMaxCols, smem_max};
+    if (inner > 0) thresholds.push_back(inner);
     return course::Limits{0,
-                          {ch12::kWarpMaxCols, smem_max},
+                          thresholds,
                           std::string("any cols: ") + what + "; warp <= 1024 < shared memory <= " +
                               limit_text(smem_max) + " < uncached",
                           rows_boundary(smem_max)};
@@ -86,10 +89,13 @@ void add_type(course::Chapter& ch) {
                                      clusters ? &cluster : nullptr);
   ch.add(Op::softmax, "warp_p2", t, ch12::softmax_warp_min_packs<T, 2>,
          course::Limits{ch12::kWarpMaxCols, warp_shapes, "cols <= 1024; short rows: two packs per lane"});
-  const auto bwd = production(bwd_smem, "y and dy cached together");
-  add_paths<T, ch12::softmax_backward<T>>(ch, Op::softmax_backward, bwd, warp, smem(bwd_smem), uncached, nullptr);
-  add_paths<T, ch12::log_softmax_backward<T>>(ch, Op::log_softmax_backward, bwd, warp, smem(bwd_smem), uncached,
-                                              nullptr);
+  const int64_t bwd_both = ch12::backward_both_cached_max_cols<T>();
+  const auto bwd = production(bwd_smem, "dy cached beside y up to " + limit_text(bwd_both) + " cols",
+                              bwd_both);
+  add_paths<T, ch12::softmax_backward<T>>(ch, Op::softmax_backward, bwd, warp, smem(bwd_smem, bwd_both), uncached,
+                                          nullptr);
+  add_paths<T, ch12::log_softmax_backward<T>>(ch, Op::log_softmax_backward, bwd, warp, smem(bwd_smem, bwd_both),
+                                              uncached, nullptr);
 
   // Scale-and-mask: fused into the load, and as two kernels.
   const int64_t mask_smem = ch12::smem_max_cols<T>(Op::scale_mask_softmax);

@@ -53,9 +53,13 @@ void softmax_warp_min_packs(const course::Args& a, cudaStream_t stream);
 constexpr int64_t kWarpMaxCols = 1024;
 
 /// Largest cols of the shared-memory path on this GPU for `op` stored as T (0 without a GPU):
-/// the row (both rows, backward) in the device's opt-in shared memory per block.
+/// the row (the backward: y) in the device's opt-in shared memory per block.
 template <typename T>
 int64_t smem_max_cols(course::Op op);
+
+/// Largest cols at which the backward's shared-memory path caches dy beside y.
+template <typename T>
+int64_t backward_both_cached_max_cols();
 
 /// Fewer rows than this take the several-blocks-per-row (cluster) path, when the GPU has
 /// clusters: twice the SM count, so that one block per row would leave SMs idle (0 without one).

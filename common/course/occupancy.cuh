@@ -47,23 +47,36 @@ int resident_threads(Kernel kernel, int block, size_t smem) {
 /// would run with `smem` bytes of dynamic shared memory per block. A size qualifies when each
 /// thread gets at least `min_packs` of the row's `num_packs` packs (128 always does); on a tie
 /// the larger block wins (chapter 06 explains the rule). Throws UsageError when no size fits.
+namespace detail {
+// Resident threads per SM for each candidate block size (0: not a candidate, or does not fit).
+template <typename KernelFor>
+void occupancy_candidates(int64_t num_packs, int64_t min_packs, size_t smem, KernelFor kernel_for, int t[4]) {
+  auto usable = [&](int block) { return block == 128 || int64_t(block) * min_packs <= num_packs; };
+  t[0] = resident_threads(kernel_for(std::integral_constant<int, 128>{}), 128, smem);
+  t[1] = usable(256) ? resident_threads(kernel_for(std::integral_constant<int, 256>{}), 256, smem) : 0;
+  t[2] = usable(512) ? resident_threads(kernel_for(std::integral_constant<int, 512>{}), 512, smem) : 0;
+  t[3] = usable(1024) ? resident_threads(kernel_for(std::integral_constant<int, 1024>{}), 1024, smem) : 0;
+}
+}  // namespace detail
+
+/// The resident threads per SM of the block size with_occupancy_block would choose (0 if none fits).
+template <typename KernelFor>
+int occupancy_best_threads(int64_t num_packs, int64_t min_packs, size_t smem, KernelFor kernel_for) {
+  int t[4];
+  detail::occupancy_candidates(num_packs, min_packs, smem, kernel_for, t);
+  return std::max(std::max(t[0], t[1]), std::max(t[2], t[3]));
+}
+
 template <typename KernelFor, typename Launch>
 void with_occupancy_block(int64_t num_packs, int64_t min_packs, size_t smem, KernelFor kernel_for, Launch&& launch) {
-  using B128 = std::integral_constant<int, 128>;
-  using B256 = std::integral_constant<int, 256>;
-  using B512 = std::integral_constant<int, 512>;
-  using B1024 = std::integral_constant<int, 1024>;
-  auto usable = [&](int block) { return block == 128 || int64_t(block) * min_packs <= num_packs; };
-  const int t128 = resident_threads(kernel_for(B128{}), 128, smem);
-  const int t256 = usable(256) ? resident_threads(kernel_for(B256{}), 256, smem) : 0;
-  const int t512 = usable(512) ? resident_threads(kernel_for(B512{}), 512, smem) : 0;
-  const int t1024 = usable(1024) ? resident_threads(kernel_for(B1024{}), 1024, smem) : 0;
-  const int best = std::max(std::max(t128, t256), std::max(t512, t1024));
+  int t[4];
+  detail::occupancy_candidates(num_packs, min_packs, smem, kernel_for, t);
+  const int best = std::max(std::max(t[0], t[1]), std::max(t[2], t[3]));
   require(best > 0, "a block with ", smem, " bytes of shared memory does not fit on this GPU");
-  if (t1024 == best) return launch(B1024{});
-  if (t512 == best) return launch(B512{});
-  if (t256 == best) return launch(B256{});
-  launch(B128{});
+  if (t[3] == best) return launch(std::integral_constant<int, 1024>{});
+  if (t[2] == best) return launch(std::integral_constant<int, 512>{});
+  if (t[1] == best) return launch(std::integral_constant<int, 256>{});
+  launch(std::integral_constant<int, 128>{});
 }
 
 /// The device's opt-in shared memory per block, in bytes (0 without a device).
