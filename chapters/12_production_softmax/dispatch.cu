@@ -54,7 +54,7 @@ const char* path_name(Path p) {
 
 size_t unfused_workspace(int64_t rows, int64_t cols, course::DType) { return size_t(rows * cols) * sizeof(float); }
 
-int64_t cluster_rows_below() { return detail::device_limits().clusters ? 2 * int64_t(course::sm_count()) : 0; }
+int64_t cluster_rows_below() { return detail::device_limits().clusters ? int64_t(course::sm_count()) / 2 : 0; }
 
 bool cluster_path_available() { return detail::device_limits().clusters; }
 

@@ -49,12 +49,13 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity)
 
 /// [for_each_pack]
 /// Visits the packs p = threadIdx.x, + kBlock, ... < count of a row (from pack `first`),
-/// calling f(p, values). kUnroll packs are loaded before any is used: four 16-byte loads in
+/// calling f(p, values). kUnroll packs are loaded before any is used: several 16-byte loads in
 /// flight per thread rather than one, which is what a block needs to cover the memory latency
-/// when it is one of few on its SM (few rows, or long ones).
+/// when it is one of few on its SM (few rows, or long ones). Four packs of up to 4 floats, two of
+/// 8: the registers they take cost occupancy, which the short 16-bit rows need more (measured).
 template <int kBlock, int kPack, typename Load, typename F>
 __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int64_t first, int64_t count, F&& f) {
-  constexpr int kUnroll = 4;
+  constexpr int kUnroll = kPack >= 8 ? 2 : 4;
   for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
     float v[kUnroll][kPack];
 #pragma unroll

@@ -83,7 +83,7 @@ void add_type(course::Chapter& ch) {
 
   // Each operation on the production dispatch, then on each path forced (the backward has no
   // cluster path).
-  const auto fwd = production(fwd_smem, "past shared memory, rows < 2 x SMs take the cluster path");
+  const auto fwd = production(fwd_smem, "past shared memory, rows < SMs / 2 take the cluster path");
   add_paths<T, ch12::softmax<T>>(ch, Op::softmax, fwd, warp, smem(fwd_smem), uncached, clusters ? &cluster : nullptr);
   add_paths<T, ch12::log_softmax<T>>(ch, Op::log_softmax, fwd, warp, smem(fwd_smem), uncached,
                                      clusters ? &cluster : nullptr);
@@ -100,7 +100,7 @@ void add_type(course::Chapter& ch) {
   // Scale-and-mask: fused into the load, and as two kernels.
   const int64_t mask_smem = ch12::smem_max_cols<T>(Op::scale_mask_softmax);
   ch.add(Op::scale_mask_softmax, "fused", t, on_path<T, ch12::scale_mask_softmax<T>, Path::automatic>,
-         production(mask_smem, "the fp32 logits cached; past shared memory, rows < 2 x SMs: cluster"));
+         production(mask_smem, "the fp32 logits cached; past shared memory, rows < SMs / 2: cluster"));
   ch.add(Op::scale_mask_softmax, "unfused", t, ch12::scale_mask_softmax_unfused<T>,
          course::Limits{0, {}, "any cols; two kernels through an fp32 workspace"}, ch12::unfused_workspace);
 }
@@ -155,6 +155,7 @@ int main(int argc, char** argv) {
   add_type<__half>(ch);
   add_type<__nv_bfloat16>(ch);
   ch.add_sweep(course::long_row_sweep());
+  ch.add_sweep({{16}, {131072, 1048576, 4194304}});  // very few rows: where several blocks share a row
   if (argc >= 2 && std::strcmp(argv[1], "--paths") == 0) {
     if (argc != 3) {
       std::fprintf(stderr, "usage: %s --paths FILE.json\n", argv[0]);

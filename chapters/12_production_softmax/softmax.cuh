@@ -61,8 +61,9 @@ int64_t smem_max_cols(course::Op op);
 template <typename T>
 int64_t backward_both_cached_max_cols();
 
-/// Fewer rows than this take the several-blocks-per-row (cluster) path, when the GPU has
-/// clusters: twice the SM count, so that one block per row would leave SMs idle (0 without one).
+/// Fewer rows than this take the several-blocks-per-row (cluster) path for rows too long for
+/// shared memory, when the GPU has clusters: half the SM count, where one block per row would
+/// leave most SMs idle (0 without clusters).
 int64_t cluster_rows_below();
 
 /// True when this GPU and this build can launch thread-block clusters (sm_90 and later).
