@@ -51,11 +51,12 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity)
 /// Visits the packs p = threadIdx.x, + kBlock, ... < count of a row (from pack `first`),
 /// calling f(p, values). kUnroll packs are loaded before any is used: several 16-byte loads in
 /// flight per thread rather than one, which is what a block needs to cover the memory latency
-/// when it is one of few on its SM (few rows, or long ones). Four packs of up to 4 floats, two of
-/// 8: the registers they take cost occupancy, which the short 16-bit rows need more (measured).
+/// when it is one of few on its SM (few rows, or long ones). Four packs of up to 4 floats; packs
+/// of 8 (16-bit) one at a time: their registers would cost the occupancy that short 16-bit rows
+/// need more (measured on the H100).
 template <int kBlock, int kPack, typename Load, typename F>
 __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int64_t first, int64_t count, F&& f) {
-  constexpr int kUnroll = kPack >= 8 ? 2 : 4;
+  constexpr int kUnroll = kPack >= 8 ? 1 : 4;
   for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
     float v[kUnroll][kPack];
 #pragma unroll
@@ -173,16 +174,18 @@ struct RowCache {
 /// for a plain load: half the shared memory of fp32 for 16-bit rows) or float. With a float cache
 /// the softmax writes each exponential back in the sum pass (chapter 06), so the write pass only
 /// multiplies; with a narrower cache it computes the exponential again. Each thread revisits only
-/// its own packs, so the only barriers are the two reductions'.
+/// its own packs, so the only barriers are the two reductions'. The launch bound asks for 1536
+/// resident threads (at most 40 registers), measured to spill nothing where 2048 (32) spills.
 template <typename C, typename Load, typename Store, int kPack, int kBlock>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, 1536 / kBlock)
     softmax_smem_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
   constexpr bool kKeepExp = std::is_same_v<C, float>;  // the cache holds the exponentials exactly
   extern __shared__ __align__(16) unsigned char smem[];
-  const RowCache<C, kPack> cache{reinterpret_cast<C*>(smem), cols / kPack};
+  const int num_packs = int(cols / kPack);  // a row in shared memory: 32-bit indices (fewer registers)
+  const RowCache<C, kPack> cache{reinterpret_cast<C*>(smem), num_packs};
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     float m = -INFINITY;
-    for_each_pack<kBlock, kPack>(load, row, 0, cache.num_packs, [&](int64_t p, const float* v) {
+    for_each_pack<kBlock, kPack>(load, row, 0, num_packs, [&](int64_t p, const float* v) {
       cache.put(p, v);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
@@ -190,7 +193,7 @@ __global__ void __launch_bounds__(kBlock)
     m = block_allreduce<kBlock>(m, Max{}, -INFINITY);
     const bool keep_exp = kKeepExp && !log;
     float s = 0;
-    for (int64_t p = threadIdx.x; p < cache.num_packs; p += kBlock) {
+    for (int p = threadIdx.x; p < num_packs; p += kBlock) {
       float v[kPack];
       cache.get(p, v);
 #pragma unroll
@@ -202,12 +205,12 @@ __global__ void __launch_bounds__(kBlock)
       if (keep_exp) cache.put(p, v);
     }
     const float k = row_constant(block_allreduce<kBlock>(s, Sum{}, 0.0f), log);
-    for (int64_t p = threadIdx.x; p < cache.num_packs; p += kBlock) {
+    for (int p = threadIdx.x; p < num_packs; p += kBlock) {
       float v[kPack];
       cache.get(p, v);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) v[j] = keep_exp ? v[j] * k : finish(v[j], m, k, log);
-      store.template store<kPack>(v, row, p * kPack);
+      store.template store<kPack>(v, row, int64_t(p) * kPack);
     }
   }
 }
