@@ -133,6 +133,9 @@ void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t col
                           : 0;
     const int narrow =
         course::occupancy_best_threads(packs, 4, cache_bytes<C>(cols), smem_kernel_for<C, kPack, Load, Store>());
+    const char* force = std::getenv("CH12_SMEM_CACHE");  // measurement aid: "narrow" or "wide"
+    if (force && std::string(force) == "narrow") return launch_smem_as<C, kPack>(load, store, rows, cols, log, stream);
+    if (force && std::string(force) == "wide") return launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);
     if (wide < narrow) return launch_smem_as<C, kPack>(load, store, rows, cols, log, stream);
   }
   launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);

@@ -51,12 +51,10 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity)
 /// Visits the packs p = threadIdx.x, + kBlock, ... < count of a row (from pack `first`),
 /// calling f(p, values). kUnroll packs are loaded before any is used: several 16-byte loads in
 /// flight per thread rather than one, which is what a block needs to cover the memory latency
-/// when it is one of few on its SM (few rows, or long ones). Four packs of up to 4 floats; packs
-/// of 8 (16-bit) one at a time: their registers would cost the occupancy that short 16-bit rows
-/// need more (measured on the H100).
-template <int kBlock, int kPack, typename Load, typename F>
+/// when it is one of few on its SM (few rows, or long ones). Four packs of up to 4 floats, two of
+/// 8 (16-bit): their registers cost occupancy.
+template <int kBlock, int kPack, int kUnroll = (kPack >= 8 ? 2 : 4), typename Load, typename F>
 __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int64_t first, int64_t count, F&& f) {
-  constexpr int kUnroll = kPack >= 8 ? 1 : 4;
   for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
     float v[kUnroll][kPack];
 #pragma unroll
@@ -177,7 +175,7 @@ struct RowCache {
 /// its own packs, so the only barriers are the two reductions'. The launch bound asks for 1536
 /// resident threads (at most 40 registers), measured to spill nothing where 2048 (32) spills.
 template <typename C, typename Load, typename Store, int kPack, int kBlock>
-__global__ void __launch_bounds__(kBlock, 1536 / kBlock)
+__global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
     softmax_smem_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
   constexpr bool kKeepExp = std::is_same_v<C, float>;  // the cache holds the exponentials exactly
   extern __shared__ __align__(16) unsigned char smem[];
@@ -185,7 +183,9 @@ __global__ void __launch_bounds__(kBlock, 1536 / kBlock)
   const RowCache<C, kPack> cache{reinterpret_cast<C*>(smem), num_packs};
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     float m = -INFINITY;
-    for_each_pack<kBlock, kPack>(load, row, 0, num_packs, [&](int64_t p, const float* v) {
+    // A 16-bit row cached as fp32 loads one pack at a time: two would spill at 40 registers.
+    constexpr int kUnroll = kKeepExp && kPack >= 8 ? 1 : (kPack >= 8 ? 2 : 4);
+    for_each_pack<kBlock, kPack, kUnroll>(load, row, 0, num_packs, [&](int64_t p, const float* v) {
       cache.put(p, v);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
