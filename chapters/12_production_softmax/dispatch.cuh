@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
+#include <tuple>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -168,7 +170,11 @@ bool try_cluster(const Load& load, const Store& store, int64_t rows, int64_t col
   const size_t smem = kCached ? cache_bytes<typename Load::Cache>(chunk_packs * kPack) : 0;
   const size_t static_bytes = course::allow_max_smem(kernel);
   if (kCached && smem + static_bytes > size_t(course::smem_per_block_optin())) return false;
-  if (csize > 8) CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  static const bool non_portable = [&] {  // once per kernel: 16-block clusters are opt-in
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    return true;
+  }();
+  (void)non_portable;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(unsigned(rows * csize));
   cfg.blockDim = dim3(kBlock);
@@ -181,11 +187,18 @@ bool try_cluster(const Load& load, const Store& store, int64_t rows, int64_t col
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess || clusters == 0) {
+  // Whether such a cluster can be resident, asked once per (cluster size, grid, shared memory):
+  // the query costs host time that would otherwise land in every launch.
+  static std::map<std::tuple<int, unsigned, size_t>, bool> fits;
+  const auto key = std::make_tuple(csize, cfg.gridDim.x, smem);
+  auto known = fits.find(key);
+  if (known == fits.end()) {
+    int clusters = 0;
+    const bool ok = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess && clusters > 0;
     cudaGetLastError();
-    return false;
+    known = fits.emplace(key, ok).first;
   }
+  if (!known->second) return false;
   if (launch) {
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, load, store, cols, chunk_packs, log));
     CUDA_CHECK_LAUNCH();
