@@ -106,14 +106,14 @@ __global__ void __launch_bounds__(kBlock)
                                  size_t dy_offset, bool log) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int64_t num_packs = cols / kPack;
-  const RowCache<typename LoadY::Cache, kPack> cy{reinterpret_cast<typename LoadY::Cache*>(smem), num_packs};
+  const RowCache<typename LoadY::Cache, kPack> cy{reinterpret_cast<typename LoadY::Cache*>(smem), int(num_packs)};
   const RowCache<typename LoadDy::Cache, kPack> cdy{reinterpret_cast<typename LoadDy::Cache*>(smem + dy_offset),
-                                                    num_packs};
+                                                    int(num_packs)};
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     float s = 0;
     for_each_pack2<kBlock, kPack>(load_y, load_dy, row, num_packs, [&](int64_t p, const float* y, const float* dy) {
-      cy.put(p, y);
-      if constexpr (kCacheDy) cdy.put(p, dy);
+      cy.put(int(p), y);
+      if constexpr (kCacheDy) cdy.put(int(p), dy);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
     });

@@ -148,8 +148,8 @@ struct RowCache {
   static constexpr int kPiece = ch12::kPiece<C, kPack>;
   static constexpr int kPieces = kPack / kPiece;
   C* base;
-  int64_t num_packs;
-  __device__ __forceinline__ void put(int64_t p, const float* v) const {
+  int num_packs;  // shared memory holds at most a few hundred KB: 32-bit indices
+  __device__ __forceinline__ void put(int p, const float* v) const {
 #pragma unroll
     for (int c = 0; c < kPieces; ++c) {
       course::Pack<C, kPiece> pk;
@@ -157,7 +157,7 @@ struct RowCache {
       course::store_pack<C, kPiece>(base + (c * num_packs + p) * kPiece, pk);
     }
   }
-  __device__ __forceinline__ void get(int64_t p, float* v) const {
+  __device__ __forceinline__ void get(int p, float* v) const {
 #pragma unroll
     for (int c = 0; c < kPieces; ++c)
       course::ScalarConvert<C>::to_floats(course::load_pack<C, kPiece>(base + (c * num_packs + p) * kPiece),
@@ -186,13 +186,14 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
     // A 16-bit row cached as fp32 loads one pack at a time: two would spill at 40 registers.
     constexpr int kUnroll = kKeepExp && kPack >= 8 ? 1 : (kPack >= 8 ? 2 : 4);
     for_each_pack<kBlock, kPack, kUnroll>(load, row, 0, num_packs, [&](int64_t p, const float* v) {
-      cache.put(p, v);
+      cache.put(int(p), v);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
     });
     m = block_allreduce<kBlock>(m, Max{}, -INFINITY);
     const bool keep_exp = kKeepExp && !log;
     float s = 0;
+#pragma unroll 1  // one pack at a time: unrolling costs registers, and occupancy is what hides latency here
     for (int p = threadIdx.x; p < num_packs; p += kBlock) {
       float v[kPack];
       cache.get(p, v);
@@ -205,6 +206,7 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
       if (keep_exp) cache.put(p, v);
     }
     const float k = row_constant(block_allreduce<kBlock>(s, Sum{}, 0.0f), log);
+#pragma unroll 1
     for (int p = threadIdx.x; p < num_packs; p += kBlock) {
       float v[kPack];
       cache.get(p, v);
@@ -255,14 +257,14 @@ __global__ void __launch_bounds__(kBlock)
   const int64_t first = int64_t(cluster.block_rank()) * chunk_packs;
   const int64_t count = (cols / kPack - first < chunk_packs) ? cols / kPack - first : chunk_packs;
   extern __shared__ __align__(16) unsigned char smem[];
-  const RowCache<typename Load::Cache, kPack> cache{reinterpret_cast<typename Load::Cache*>(smem), count};
+  const RowCache<typename Load::Cache, kPack> cache{reinterpret_cast<typename Load::Cache*>(smem), int(count)};
   __shared__ course::MaxSum mine;
 
   course::MaxSum t;
   if constexpr (kCached) {  // two passes over the cached chunk: exact max, then the sum
     float m = -INFINITY;
     for_each_pack<kBlock, kPack>(load, row, first, count, [&](int64_t p, const float* v) {
-      cache.put(p, v);
+      cache.put(int(p), v);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
     });
