@@ -315,6 +315,16 @@ def short_kernel_name(full):
         m = re.match(r"[\w:]*elementwise_kernel<(\d+), (\d+), (?:ew::)?(?:SimpleFactory<)?(?:ew::)?(\w+)<(\w+)>", base)
         if m:
             return f"elementwise_kernel<pack {m[1]}, unroll {m[2]}> {m[3]}<{TYPE_NAMES.get(m[4], m[4])}>"
+    if head.startswith("ch12::"):  # chapter 12: <cache, Load<T>, Store<T>, pack, block...>: name the storage
+        head = head[len("ch12::"):]
+        loads = re.findall(r"(\w+Load)<(\w+)>", base)
+        nums = re.findall(r"(?<=[<,] )(\d+)|(?<=<)(\d+)", base.split(">", 1)[-1])
+        cache = base.split("<", 1)[1].split(",")[0].strip() if head.startswith("softmax_smem") else None
+        parts = [f"{loads[0][0]}<{TYPE_NAMES.get(loads[0][1], loads[0][1])}>"] if loads else []
+        if cache:
+            parts.append(f"cache {TYPE_NAMES.get(cache, cache)}")
+        parts += [n for pair in nums for n in pair if n]
+        return f"{head}<{', '.join(parts)}>"
     if head.startswith("cub::"):
         op = "max" if "Max>" in base else "sum" if "plus" in base else ""
         return f"{head} ({op})" if op else head
@@ -577,7 +587,7 @@ def rewrite_markers(text, data, peers=None):
         if m["ch"] not in chapters or not p:
             raise DataError(f"peers marker needs {m['ch']} and peer data (peer_*.json) on {gpu}")
         table = fmt_peers(chapters, p, m["ch"], m["op"], int(m["rows"]), m["kernel"])
-        return f"{m.group(1)}\n{table}\n{m.group(7)}"
+        return f"{m.group(1)}\n{table}\n{m.group(8)}"
 
     def accuracy(m):
         gpu = m["gpu"] or REFERENCE_GPU
