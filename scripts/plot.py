@@ -594,14 +594,14 @@ def rewrite_markers(text, data, peers=None):
         path = os.path.join(DATA_DIR, gpu, "experiments", m["file"])
         if not os.path.exists(path):
             raise DataError(f"accuracy marker names {path}: no such file")
-        return f"{m.group(1)}\n{fmt_accuracy(path)}\n{m.group(4)}"
+        return f"{m.group(1)}\n{fmt_accuracy(path)}\n{m.group(5)}"
 
     def paths(m):
         gpu = m["gpu"] or REFERENCE_GPU
         path = os.path.join(DATA_DIR, gpu, m["file"])
         if not os.path.exists(path):
             raise DataError(f"paths marker names {path}: no such file (ch12_production_softmax --paths)")
-        return f"{m.group(1)}\n{fmt_paths(path)}\n{m.group(4)}"
+        return f"{m.group(1)}\n{fmt_paths(path)}\n{m.group(5)}"
 
     def summary(m):
         gpu = m["gpu"] or REFERENCE_GPU
@@ -646,6 +646,11 @@ def main():
         for path in readmes:
             with open(path) as f:
                 text = f.read()
+            for kind in ("results", "value", "profile", "vs_copy", "peers", "accuracy", "summary", "paths"):
+                opened = len(re.findall(rf"<!-- {kind}[ -]", text))
+                closed = text.count(f"<!-- /{kind} -->")
+                if opened != closed:  # an unclosed marker is never rewritten again: fail loudly
+                    raise DataError(f"{os.path.relpath(path, ROOT)}: {opened} '<!-- {kind}' markers, {closed} closing")
             new = rewrite_markers(text, data, peers)  # raises on a marker without data
             if args.tables and new != text:
                 with open(path, "w") as f:
