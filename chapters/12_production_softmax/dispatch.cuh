@@ -108,8 +108,8 @@ size_t cache_bytes(int64_t cols) {
 // element, one pack in flight per thread) unless the narrower Load::Cache keeps more threads
 // resident, or the row is at most two packs per thread of a 128-thread block: the narrow cache's
 // two packs in flight then read the row in one round trip, which outweighs the second
-// exponential (measured on the H100 with CH12_SMEM_CACHE=narrow|wide: fp16 at 1536 columns
-// 2.48 against 2.19 TB/s narrow; at 16384, 2.86 against 3.01 TB/s wide).
+// exponential (a tuning run on the H100 with CH12_SMEM_CACHE=narrow|wide, not kept as data: fp16
+// at 1536 columns 2.48 against 2.19 TB/s narrow; at 16384, 2.86 against 3.01 TB/s wide).
 template <typename C, int kPack, typename Load, typename Store>
 auto smem_kernel_for() {
   return [](auto block) { return softmax_smem_kernel<C, Load, Store, kPack, decltype(block)::value>; };
