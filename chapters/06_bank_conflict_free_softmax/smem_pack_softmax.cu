@@ -11,6 +11,7 @@
 #include "course/convert.cuh"
 #include "course/errors.h"
 #include "course/launch_math.h"
+#include "course/occupancy.cuh"
 #include "course/pack.cuh"
 #include "smem_pack_softmax.cuh"
 
@@ -64,13 +65,28 @@ __global__ void __launch_bounds__(kBlock)
   T* yr = y + int64_t(blockIdx.x) * cols;
 
   float m = -INFINITY;
-  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // read x once, in packs
-    float v[kPack];
-    Convert::to_floats(course::load_pack<T, kPack>(xr + p * kPack), v);
+#ifndef CH06_LOADS_IN_FLIGHT
+#define CH06_LOADS_IN_FLIGHT 1
+#endif
+  constexpr int kInFlight = CH06_LOADS_IN_FLIGHT;
+  for (int64_t p0 = threadIdx.x; p0 < num_packs; p0 += int64_t(kBlock) * kInFlight) {  // read x once, in packs
+    course::Pack<T, kPack> pk[kInFlight];
 #pragma unroll
-    for (int j = 0; j < kPack; ++j) {
-      row[smem_index<kLayout, kPack>(p, j, num_packs)] = v[j];
-      m = fmaxf(m, v[j]);
+    for (int u = 0; u < kInFlight; ++u) {
+      const int64_t p = p0 + int64_t(u) * kBlock;
+      if (p < num_packs) pk[u] = course::load_pack<T, kPack>(xr + p * kPack);
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int64_t p = p0 + int64_t(u) * kBlock;
+      if (p >= num_packs) break;
+      float v[kPack];
+      Convert::to_floats(pk[u], v);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) {
+        row[smem_index<kLayout, kPack>(p, j, num_packs)] = v[j];
+        m = fmaxf(m, v[j]);
+      }
     }
   }
   m = BlockReduce(temp).Reduce(m, MaxOp{});
@@ -102,65 +118,21 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-template <typename T, int kPack, int kBlock, Layout kLayout>
-auto kernel_ptr() {
-  return softmax_smem_pack_kernel<T, kPack, kBlock, kLayout>;
-}
-
-// Static shared memory of one instantiation; the first call also lets it use the device's whole
-// opt-in shared memory (needed before the occupancy query can consider rows past 48 KB).
-template <typename T, int kPack, int kBlock, Layout kLayout>
-size_t prepare() {
-  static const size_t static_bytes = [] {
-    cudaFuncAttributes attr;
-    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel_ptr<T, kPack, kBlock, kLayout>()));
-    int dev = 0, optin = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    CUDA_CHECK(cudaFuncSetAttribute(kernel_ptr<T, kPack, kBlock, kLayout>(),
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, optin - int(attr.sharedSizeBytes)));
-    return attr.sharedSizeBytes;
-  }();
-  return static_bytes;
-}
-
-// Resident threads per SM with a kBlock-thread block and smem bytes of row cache.
-template <typename T, int kPack, int kBlock, Layout kLayout>
-int resident_threads(size_t smem) {
-  prepare<T, kPack, kBlock, kLayout>();
-  int blocks = 0;
-  CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel_ptr<T, kPack, kBlock, kLayout>(), kBlock, smem));
-  return blocks * kBlock;
-}
-
-template <typename T, int kPack, int kBlock, Layout kLayout>
-void launch(const course::Args& a, size_t smem, cudaStream_t stream) {
-  prepare<T, kPack, kBlock, kLayout>();
-  kernel_ptr<T, kPack, kBlock, kLayout>()<<<unsigned(a.rows), kBlock, smem, stream>>>(static_cast<const T*>(a.x),
-                                                                                      static_cast<T*>(a.y), a.cols);
-  CUDA_CHECK_LAUNCH();
-}
-
 /// [block_size]
-// Among the block sizes that give every thread at least kMinPacksPerThread packs (128 threads is
-// always a candidate), the one with the most resident threads per SM for this row's shared memory
-// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); on a tie, the larger block.
+// The block size from occupancy (course::with_occupancy_block, occupancy.cuh): among 128, 256,
+// 512 and 1024 threads, those that give every thread at least kMinPacksPerThread packs (128
+// always qualifies), the one with the most resident threads per SM for this row's shared memory;
+// on a tie, the larger block.
 template <typename T, int kPack, Layout kLayout>
 void dispatch_block(const course::Args& a, cudaStream_t stream) {
   const size_t smem = size_t(a.cols) * sizeof(float);
-  const int64_t num_packs = a.cols / kPack;
-  auto usable = [&](int block) { return block == 128 || int64_t(block) * kMinPacksPerThread <= num_packs; };
-  const int t128 = resident_threads<T, kPack, 128, kLayout>(smem);
-  const int t256 = usable(256) ? resident_threads<T, kPack, 256, kLayout>(smem) : 0;
-  const int t512 = usable(512) ? resident_threads<T, kPack, 512, kLayout>(smem) : 0;
-  const int t1024 = usable(1024) ? resident_threads<T, kPack, 1024, kLayout>(smem) : 0;
-  const int best = std::max(std::max(t128, t256), std::max(t512, t1024));
-  course::require(best > 0, "cols = ", a.cols, ": no block size fits its shared memory on this GPU");
-  if (t1024 == best) return launch<T, kPack, 1024, kLayout>(a, smem, stream);
-  if (t512 == best) return launch<T, kPack, 512, kLayout>(a, smem, stream);
-  if (t256 == best) return launch<T, kPack, 256, kLayout>(a, smem, stream);
-  launch<T, kPack, 128, kLayout>(a, smem, stream);
+  auto kernel_for = [](auto block) { return softmax_smem_pack_kernel<T, kPack, decltype(block)::value, kLayout>; };
+  course::with_occupancy_block(a.cols / kPack, kMinPacksPerThread, smem, kernel_for, [&](auto block) {
+    constexpr int kBlock = decltype(block)::value;
+    kernel_for(block)<<<unsigned(a.rows), kBlock, smem, stream>>>(static_cast<const T*>(a.x), static_cast<T*>(a.y),
+                                                                 a.cols);
+    CUDA_CHECK_LAUNCH();
+  });
 }
 /// [block_size]
 
@@ -168,14 +140,11 @@ void dispatch_block(const course::Args& a, cudaStream_t stream) {
 
 template <typename T>
 int64_t smem_pack_softmax_max_cols() {
-  int dev = 0, optin = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
+  const int optin = course::smem_per_block_optin();
+  if (optin == 0) return 0;
   constexpr int kMaxPack = 16 / sizeof(T);  // the largest static part: 1024 threads, widest pack
-  return (int64_t(optin) - int64_t(prepare<T, kMaxPack, 1024, Layout::natural>())) / int64_t(sizeof(float));
+  const size_t static_bytes = course::allow_max_smem(softmax_smem_pack_kernel<T, kMaxPack, 1024, Layout::natural>);
+  return (int64_t(optin) - int64_t(static_bytes)) / int64_t(sizeof(float));
 }
 
 template <typename T, Layout kLayout>

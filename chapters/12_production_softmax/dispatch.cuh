@@ -57,18 +57,18 @@ inline unsigned row_blocks(int64_t rows, int resident_per_sm) {
 /// [warp_launch]
 // Rows of at most four packs per lane (and at most 16 columns) go two to a group: more loads
 // in flight per lane. kMinPacks > 1 gives short rows narrower groups, each lane holding more.
-template <int kMinPacks, int kPack, typename F>
+template <int kMinPacks, int kPack, int kColsPerLane, typename F>
 void warp_shape(int64_t cols, F&& f) {
-  course::dispatch_warp_shape_min<kPack, kMinPacks>(cols, [&](auto cpt, auto width) {
+  course::dispatch_warp_shape_min<kPack, kMinPacks, kColsPerLane>(cols, [&](auto cpt, auto width) {
     constexpr int kCols = decltype(cpt)::value;
     constexpr int kRows = (kCols / kPack <= 4 && kCols <= 16) ? 2 : 1;
     f(cpt, width, std::integral_constant<int, kRows>{});
   });
 }
 
-template <int kMinPacks, int kPack, typename Load, typename Store>
+template <int kMinPacks, int kPack, int kColsPerLane, typename Load, typename Store>
 void launch_warp(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
-  warp_shape<kMinPacks, kPack>(cols, [&](auto cpt, auto width, auto rows_per_group) {
+  warp_shape<kMinPacks, kPack, kColsPerLane>(cols, [&](auto cpt, auto width, auto rows_per_group) {
     constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
     constexpr int kRows = decltype(rows_per_group)::value;
     constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
@@ -250,7 +250,8 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
 
 /// [dispatch]
 /// The forward dispatch. Each rule is a property of the row and of the device:
-///  1. cols <= 1024: the row fits in registers (32 lanes x 32 floats): warp.
+///  1. the row fits in registers (kWarpMaxCols: 32 lanes x 32 floats for fp32, x 64 for 16-bit):
+///     warp.
 ///  2. the row fits in the device's shared memory per block (as Load::Cache): smem, read once.
 ///  3. rows < SMs / 2, clusters available: a block per row would leave most SMs idle: cluster,
 ///     each block's chunk in shared memory when the cluster's memory holds the row.
@@ -258,8 +259,8 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
 /// (Measured on the H100: with 128 rows, one block per row beat every cluster shape wherever the
 /// row fits in shared memory, and matched or beat them past it; see the lesson.)
 template <typename Load>
-Path forward_path(int64_t rows, int64_t cols) {
-  if (cols <= kWarpMaxCols) return Path::warp;
+Path forward_path(int64_t rows, int64_t cols, int64_t warp_max_cols) {
+  if (cols <= warp_max_cols) return Path::warp;
   if (cols <= cols_in_smem<typename Load::Cache>(1)) return Path::smem;
   if (device_limits().clusters && rows < cluster_rows_below()) return Path::cluster;
   return Path::uncached;
@@ -270,15 +271,17 @@ Path forward_path(int64_t rows, int64_t cols) {
 /// lane (1: one pack per lane, chapter 03's shapes).
 constexpr int kWarpMinPacks = 1;
 
-template <int kMax, typename Load, typename Store>
+/// The forward on `path` (or the dispatch's choice), with packs of kMax or 1 elements and up to
+/// kColsPerLane columns per lane on the warp path.
+template <int kMax, int kColsPerLane, typename Load, typename Store>
 void forward(Path path, int pack, const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
              cudaStream_t stream) {
-  if (path == Path::automatic) path = forward_path<Load>(rows, cols);
+  if (path == Path::automatic) path = forward_path<Load>(rows, cols, 32 * kColsPerLane);
   with_pack<kMax>(pack, [&](auto p) {
     constexpr int kPack = decltype(p)::value;
     switch (path) {
       case Path::warp:
-        return launch_warp<kWarpMinPacks, kPack>(load, store, rows, cols, log, stream);
+        return launch_warp<kWarpMinPacks, kPack, kColsPerLane>(load, store, rows, cols, log, stream);
       case Path::cluster:
         return launch_cluster<kPack>(load, store, rows, cols, log, stream);
       case Path::smem:
@@ -289,11 +292,17 @@ void forward(Path path, int pack, const Load& load, const Store& store, int64_t 
   });
 }
 
-/// Checks the arguments of a forward op on a forced path (its own limit) or the dispatch.
-template <typename Cache>
+/// The warp path's refusal message for storage type T.
+template <typename T>
+std::string warp_limit_text() {
+  return "the warp path holds cols <= " + std::to_string(kWarpMaxCols<T>) + " in registers";
+}
+
+/// Checks the arguments of a forward op on a forced path (its own limit) or the dispatch; the row
+/// is stored as T and cached as Cache on the shared-memory path.
+template <typename T, typename Cache = T>
 bool check_forward(const course::Args& a, course::Op op, Path path) {
-  if (path == Path::warp)
-    return course::check_op_args(a, op, kWarpMaxCols, "the warp path holds cols <= 1024 in registers");
+  if (path == Path::warp) return course::check_op_args(a, op, kWarpMaxCols<T>, warp_limit_text<T>().c_str());
   if (path == Path::smem) {
     const int64_t max_cols = cols_in_smem<Cache>(1);
     const std::string why = "the shared-memory path holds cols <= " + std::to_string(max_cols) + " on this GPU";
@@ -316,7 +325,7 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   constexpr int kMax = 16 / sizeof(T);
   const int pack = pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}});
-  forward<kMax>(path, pack, load, store, a.rows, a.cols, log, stream);
+  forward<kMax, kWarpColsPerLane<T>>(path, pack, load, store, a.rows, a.cols, log, stream);
 }
 
 /// [backward_dispatch]
@@ -324,7 +333,7 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
 /// when both fit, else y alone, dy read twice), then uncached (y and dy read twice).
 template <typename T>
 Path backward_path(int64_t cols) {
-  if (cols <= kWarpMaxCols) return Path::warp;
+  if (cols <= kWarpMaxCols<T>) return Path::warp;
   if (cols <= cols_in_smem<T>(1)) return Path::smem;
   return Path::uncached;
 }
@@ -335,7 +344,7 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
   const course::Op op = log ? course::Op::log_softmax_backward : course::Op::softmax_backward;
   course::require(path != Path::cluster, "the backward has no cluster path (warp, smem or uncached)");
   if (path == Path::warp) {
-    if (!course::check_op_args(a, op, kWarpMaxCols, "the warp path holds cols <= 1024 in registers")) return;
+    if (!course::check_op_args(a, op, kWarpMaxCols<T>, warp_limit_text<T>().c_str())) return;
   } else if (path == Path::smem) {
     const int64_t max_cols = cols_in_smem<T>(1);
     const std::string why = "the shared-memory path holds y: cols <= " + std::to_string(max_cols);
@@ -355,7 +364,7 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
     constexpr int kPack = decltype(p)::value;
     const int64_t rows = a.rows, cols = a.cols;
     if (path == Path::warp) {
-      warp_shape<1, kPack>(cols, [&](auto cpt, auto width, auto rows_per_group) {
+      warp_shape<1, kPack, kWarpColsPerLane<T>>(cols, [&](auto cpt, auto width, auto rows_per_group) {
         constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
         constexpr int kRows = decltype(rows_per_group)::value;
         const auto blocks = unsigned(
@@ -397,12 +406,12 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
 
 template <typename T>
 void scale_mask_impl(const course::Args& a, cudaStream_t stream, Path path) {
-  if (!check_forward<float>(a, course::Op::scale_mask_softmax, path)) return;
+  if (!check_forward<T, float>(a, course::Op::scale_mask_softmax, path)) return;
   const ScaleMaskLoad<T> load{static_cast<const T*>(a.x), static_cast<const uint8_t*>(a.b), a.cols, a.alpha};
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   constexpr int kMax = 16 / sizeof(T);
   const int pack = pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.b, 1}, {a.y, sizeof(T)}});
-  forward<kMax>(path, pack, load, store, a.rows, a.cols, false, stream);
+  forward<kMax, kWarpColsPerLane<T>>(path, pack, load, store, a.rows, a.cols, false, stream);
 }
 
 template <typename T>
@@ -425,7 +434,7 @@ void scale_mask_unfused_impl(const course::Args& a, cudaStream_t stream) {
   const DirectLoad<float> load2{logits, a.cols};  // kernel 2: the production softmax of the logits
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   const int pack2 = pick_pack<4>(a.cols, {{a.workspace, 4}, {a.y, sizeof(T)}});
-  forward<4>(Path::automatic, pack2, load2, store, a.rows, a.cols, false, stream);
+  forward<4, kWarpColsPerLane<float>>(Path::automatic, pack2, load2, store, a.rows, a.cols, false, stream);
 }
 
 }  // namespace detail
@@ -438,7 +447,7 @@ void softmax_warp_min_packs(const course::Args& a, cudaStream_t stream) {
   constexpr int kMax = 16 / sizeof(T);
   const int pack = detail::pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}});
   detail::with_pack<kMax>(pack, [&](auto p) {
-    detail::launch_warp<kMinPacks, decltype(p)::value>(DirectLoad<T>{static_cast<const T*>(a.x), a.cols},
+    detail::launch_warp<kMinPacks, decltype(p)::value, kWarpColsPerLane<T>>(DirectLoad<T>{static_cast<const T*>(a.x), a.cols},
                                                        DirectStore<T>{static_cast<T*>(a.y), a.cols}, a.rows, a.cols,
                                                        false, stream);
   });
@@ -486,9 +495,9 @@ Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
     case course::Op::log_softmax_backward:
       return detail::backward_path<T>(cols);
     case course::Op::scale_mask_softmax:
-      return detail::forward_path<ScaleMaskLoad<T>>(rows, cols);
+      return detail::forward_path<ScaleMaskLoad<T>>(rows, cols, kWarpMaxCols<T>);
     default:
-      return detail::forward_path<DirectLoad<T>>(rows, cols);
+      return detail::forward_path<DirectLoad<T>>(rows, cols, kWarpMaxCols<T>);
   }
 }
 

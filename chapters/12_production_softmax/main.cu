@@ -60,8 +60,11 @@ void add_paths(course::Chapter& ch, Op op, const course::Limits& production, con
 template <typename T>
 void add_type(course::Chapter& ch) {
   constexpr DType t = course::DTypeOf<T>::value;
-  const std::vector<int64_t> warp_shapes{8, 16, 32, 64, 128, 256, 512};
-  const course::Limits warp{ch12::kWarpMaxCols, warp_shapes, "cols <= 1024; the row in registers"};
+  constexpr int64_t kWarpMax = ch12::kWarpMaxCols<T>;
+  // Where the warp path changes shape (group width, then columns per lane), each checked +-1.
+  std::vector<int64_t> warp_shapes{8, 16, 32, 64, 128, 256, 512};
+  for (int64_t c = 1024; c < kWarpMax; c += 512) warp_shapes.push_back(c);
+  const course::Limits warp{kWarpMax, warp_shapes, "cols <= " + limit_text(kWarpMax) + "; the row in registers"};
   const course::Limits uncached{0, {}, "any cols; a block per row, the row read twice"};
   const course::Limits cluster{0, {}, "any cols; several blocks per row in a cluster (sm_90+)"};
   auto smem = [](int64_t max_cols, int64_t inner = 0) {
@@ -69,11 +72,11 @@ void add_type(course::Chapter& ch) {
                           "cols <= " + limit_text(max_cols) + "; the row in shared memory"};
   };
   auto production = [](int64_t smem_max, const std::string& what, int64_t inner = 0) {
-    std::vector<int64_t> thresholds{ch12::kWarpMaxCols, smem_max};
+    std::vector<int64_t> thresholds{kWarpMax, smem_max};
     if (inner > 0) thresholds.push_back(inner);
     return course::Limits{0,
                           thresholds,
-                          std::string("any cols: ") + what + "; warp <= 1024 < shared memory <= " +
+                          std::string("any cols: ") + what + "; warp <= " + limit_text(kWarpMax) + " < shared memory <= " +
                               limit_text(smem_max) + " < uncached",
                           rows_boundary(smem_max)};
   };
@@ -88,7 +91,7 @@ void add_type(course::Chapter& ch) {
   add_paths<T, ch12::log_softmax<T>>(ch, Op::log_softmax, fwd, warp, smem(fwd_smem), uncached,
                                      clusters ? &cluster : nullptr);
   ch.add(Op::softmax, "warp_p2", t, ch12::softmax_warp_min_packs<T, 2>,
-         course::Limits{ch12::kWarpMaxCols, warp_shapes, "cols <= 1024; short rows: two packs per lane"});
+         course::Limits{kWarpMax, warp_shapes, "cols <= " + limit_text(kWarpMax) + "; short rows: two packs per lane"});
   const int64_t bwd_both = ch12::backward_both_cached_max_cols<T>();
   const auto bwd = production(bwd_smem, "dy cached beside y up to " + limit_text(bwd_both) + " cols",
                               bwd_both);
@@ -134,8 +137,11 @@ int write_paths_file(const course::Chapter& ch, const char* path) {
   std::fprintf(f, "{\"gpu_name\": \"%s\", \"sm_count\": %d, \"smem_per_block_optin\": %lld, \"clusters\": %s,\n",
                dev.name.c_str(), dev.sm_count, (long long)course::smem_per_block_optin(),
                ch12::cluster_path_available() ? "true" : "false");
-  std::fprintf(f, " \"cluster_rows_below\": %lld, \"warp_max_cols\": %lld,\n \"paths\": [\n",
-               (long long)ch12::cluster_rows_below(), (long long)ch12::kWarpMaxCols);
+  std::fprintf(f,
+               " \"cluster_rows_below\": %lld, \"warp_max_cols\": {\"f32\": %lld, \"f16\": %lld, \"bf16\": %lld},\n"
+               " \"paths\": [\n",
+               (long long)ch12::cluster_rows_below(), (long long)ch12::kWarpMaxCols<float>,
+               (long long)ch12::kWarpMaxCols<__half>, (long long)ch12::kWarpMaxCols<__nv_bfloat16>);
   bool first = true;
   write_paths<float>(f, ch, &first);
   write_paths<__half>(f, ch, &first);

@@ -49,8 +49,16 @@ size_t unfused_workspace(int64_t rows, int64_t cols, course::DType t);
 template <typename T, int kMinPacks>
 void softmax_warp_min_packs(const course::Args& a, cudaStream_t stream);
 
-/// Largest cols of the warp path (forward and backward): 32 lanes x 32 registers.
-constexpr int64_t kWarpMaxCols = 1024;
+/// Columns each lane of the warp path holds, as fp32 registers: 32 for fp32, 64 for f16/bf16. A
+/// 16-bit row of 2048 columns is as many bytes as an fp32 row of 1024, and as many bytes in
+/// flight per warp are what hides the memory latency (the lesson measures it).
+template <typename T>
+constexpr int kWarpColsPerLane = sizeof(T) == 2 ? 64 : 32;
+
+/// Largest cols of the warp path (forward and backward) for storage type T: 32 lanes x
+/// kWarpColsPerLane<T> (1024 for fp32, 2048 for f16 and bf16).
+template <typename T>
+constexpr int64_t kWarpMaxCols = 32 * kWarpColsPerLane<T>;
 
 /// Largest cols of the shared-memory path on this GPU for `op` stored as T (0 without a GPU):
 /// the row (the backward: y) in the device's opt-in shared memory per block.

@@ -59,11 +59,7 @@ int resident_threads(Kernel kernel, int block, size_t smem) {
   return known[key] = blocks * block;
 }
 
-/// Calls `launch(std::integral_constant<int, B>{})` with the block size B of 128, 256, 512 or 1024
-/// threads that keeps the most threads resident per SM, where `kernel_for(B)` is the kernel that
-/// would run with `smem` bytes of dynamic shared memory per block. A size qualifies when each
-/// thread gets at least `min_packs` of the row's `num_packs` packs (128 always does); on a tie
-/// the larger block wins (chapter 06 explains the rule). Throws UsageError when no size fits.
+/// [occupancy_block]
 namespace detail {
 // Resident threads per SM for each candidate block size (0: not a candidate, or does not fit).
 template <typename KernelFor>
@@ -84,6 +80,11 @@ int occupancy_best_threads(int64_t num_packs, int64_t min_packs, size_t smem, Ke
   return std::max(std::max(t[0], t[1]), std::max(t[2], t[3]));
 }
 
+/// Calls `launch(std::integral_constant<int, B>{})` with the block size B of 128, 256, 512 or 1024
+/// threads that keeps the most threads resident per SM, where `kernel_for(B)` is the kernel that
+/// would run with `smem` bytes of dynamic shared memory per block. A size qualifies when each
+/// thread gets at least `min_packs` of the row's `num_packs` packs (128 always does); on a tie
+/// the larger block wins (chapter 06 explains the rule). Throws UsageError when no size fits.
 template <typename KernelFor, typename Launch>
 void with_occupancy_block(int64_t num_packs, int64_t min_packs, size_t smem, KernelFor kernel_for, Launch&& launch) {
   int t[4];
@@ -95,6 +96,7 @@ void with_occupancy_block(int64_t num_packs, int64_t min_packs, size_t smem, Ker
   if (t[1] == best) return launch(std::integral_constant<int, 256>{});
   launch(std::integral_constant<int, 128>{});
 }
+/// [occupancy_block]
 
 /// The device's opt-in shared memory per block, in bytes (0 without a device).
 inline int smem_per_block_optin() {

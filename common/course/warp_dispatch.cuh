@@ -20,25 +20,28 @@ void dispatch_narrow(int64_t cols, F&& f) {
 }
 
 /// Wider rows: a full warp, and the fewest columns per lane that cover the row. Each step adds a
-/// pack (two packs past four), to bound the number of kernels compiled.
-template <int kPack, int kColsPerThread, typename F>
+/// pack (two packs past four, 16 columns past 32), to bound the number of kernels compiled.
+/// kMaxColsPerThread: at most 32 (1024 columns) unless a kernel asks for more.
+template <int kPack, int kColsPerThread, int kMaxColsPerThread = 32, typename F>
 void dispatch_wide(int64_t cols, F&& f) {
-  if constexpr (kColsPerThread < 32) {
-    constexpr int kNext = kColsPerThread + (kColsPerThread / kPack < 4 ? kPack : 2 * kPack);
-    if (cols > int64_t(kColsPerThread) * 32) return dispatch_wide<kPack, (kNext < 32 ? kNext : 32)>(cols, f);
+  if constexpr (kColsPerThread < kMaxColsPerThread) {
+    constexpr int kStep = kColsPerThread >= 32 ? 16 : (kColsPerThread / kPack < 4 ? kPack : 2 * kPack);
+    constexpr int kNext = kColsPerThread + kStep < kMaxColsPerThread ? kColsPerThread + kStep : kMaxColsPerThread;
+    if (cols > int64_t(kColsPerThread) * 32) return dispatch_wide<kPack, kNext, kMaxColsPerThread>(cols, f);
   }
   f(std::integral_constant<int, kColsPerThread>{}, std::integral_constant<int, 32>{});
 }
 
 /// Calls f(cols_per_thread, width), both std::integral_constant, with the smallest shape whose
-/// width x cols_per_thread covers cols (cols <= 32 x 32 = 1024). Every branch instantiates its
-/// own kernel: the register array's size and every loop bound are compile-time constants.
-template <int kPack, typename F>
+/// width x cols_per_thread covers cols (cols <= 32 x kMaxColsPerThread, 1024 by default). Every
+/// branch instantiates its own kernel: the register array's size and every loop bound are
+/// compile-time constants.
+template <int kPack, int kMaxColsPerThread = 32, typename F>
 void dispatch_warp_shape(int64_t cols, F&& f) {
   if (cols <= 32 * kPack)
     dispatch_narrow<kPack, 1>(cols, f);
   else
-    dispatch_wide<kPack, 2 * kPack>(cols, f);
+    dispatch_wide<kPack, 2 * kPack, kMaxColsPerThread>(cols, f);
 }
 /// [dispatch]
 
@@ -46,17 +49,17 @@ void dispatch_warp_shape(int64_t cols, F&& f) {
 /// The same with at least kMinPacks packs per lane for short rows: narrower groups, each lane
 /// holding more of the row (fewer merge rounds per row, more rows per warp). Rows of kMinPacks
 /// packs or less take the narrowest group (one lane).
-template <int kPack, int kMinPacks, typename F>
+template <int kPack, int kMinPacks, int kMaxColsPerThread = 32, typename F>
 void dispatch_warp_shape_min(int64_t cols, F&& f) {
   if constexpr (kMinPacks == 1) {
-    dispatch_warp_shape<kPack>(cols, f);
+    dispatch_warp_shape<kPack, kMaxColsPerThread>(cols, f);
   } else {
     if (cols <= 32 * kPack * kMinPacks)
       dispatch_narrow<kPack * kMinPacks, 1>(cols, [&](auto, auto width) {
         f(std::integral_constant<int, kPack * kMinPacks>{}, width);
       });
     else
-      dispatch_wide<kPack, 2 * kPack>(cols, f);
+      dispatch_wide<kPack, 2 * kPack, kMaxColsPerThread>(cols, f);
   }
 }
 }  // namespace course
