@@ -17,10 +17,11 @@
 
 namespace {
 
-// Packs each thread must have for a block size to be a candidate. With one pack per thread, each
-// thread has a single 16-byte load in flight and the block's barriers serialize the rest: 4 packs
-// keep several loads in flight (exercise 2 of the lesson measures 1, 2, 4 and 8).
-constexpr int64_t kMinPacksPerThread = 4;
+// Packs each thread must have for a block size to be a candidate, and the packs it loads before
+// using any. With one pack per thread, each thread has a single 16-byte load in flight and the
+// block's barriers serialize the rest: 4 packs keep several loads in flight (exercise 2 of the
+// lesson measures 1, 2, 4 and 8).
+constexpr int kMinPacksPerThread = 4;
 
 struct MaxOp {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
@@ -64,20 +65,21 @@ __global__ void __launch_bounds__(kBlock)
   const T* xr = x + int64_t(blockIdx.x) * cols;
   T* yr = y + int64_t(blockIdx.x) * cols;
 
+  /// [loads_in_flight]
+  // Read x once, kMinPacksPerThread packs per thread at a time: all of them are loaded (kept in
+  // the storage type) before the first is converted and stored to shared memory, so each thread
+  // has that many 16-byte loads in flight. A block that is alone on its SM (long rows) has
+  // nothing else to hide the memory latency with.
   float m = -INFINITY;
-#ifndef CH06_LOADS_IN_FLIGHT
-#define CH06_LOADS_IN_FLIGHT 1
-#endif
-  constexpr int kInFlight = CH06_LOADS_IN_FLIGHT;
-  for (int64_t p0 = threadIdx.x; p0 < num_packs; p0 += int64_t(kBlock) * kInFlight) {  // read x once, in packs
-    course::Pack<T, kPack> pk[kInFlight];
+  for (int64_t p0 = threadIdx.x; p0 < num_packs; p0 += int64_t(kBlock) * kMinPacksPerThread) {
+    course::Pack<T, kPack> pk[kMinPacksPerThread];
 #pragma unroll
-    for (int u = 0; u < kInFlight; ++u) {
+    for (int u = 0; u < kMinPacksPerThread; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
       if (p < num_packs) pk[u] = course::load_pack<T, kPack>(xr + p * kPack);
     }
 #pragma unroll
-    for (int u = 0; u < kInFlight; ++u) {
+    for (int u = 0; u < kMinPacksPerThread; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
       if (p >= num_packs) break;
       float v[kPack];
@@ -89,6 +91,7 @@ __global__ void __launch_bounds__(kBlock)
       }
     }
   }
+  /// [loads_in_flight]
   m = BlockReduce(temp).Reduce(m, MaxOp{});
   if (threadIdx.x == 0) row_max = m;
   __syncthreads();
