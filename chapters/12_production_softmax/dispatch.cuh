@@ -57,7 +57,7 @@ inline unsigned row_blocks(int64_t rows, int resident_per_sm) {
 /// [warp_launch]
 // Rows of at most four packs per lane (and at most kPairCols columns) go two to a group: more
 // loads in flight per lane. kMinPacks > 1 gives short rows narrower groups, each lane holding more.
-template <int kMinPacks, int kPack, int kColsPerLane, int kPairCols = 32, typename F>
+template <int kMinPacks, int kPack, int kColsPerLane, int kPairCols = 16, typename F>
 void warp_shape(int64_t cols, F&& f) {
   course::dispatch_warp_shape_min<kPack, kMinPacks, kColsPerLane>(cols, [&](auto cpt, auto width) {
     constexpr int kCols = decltype(cpt)::value;
@@ -141,7 +141,7 @@ void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t col
         course::occupancy_best_threads(packs, 4, cache_bytes<C>(cols), smem_kernel_for<C, kPack, Load, Store>());
     static const std::string forced = std::getenv("CH12_SMEM_CACHE") ? std::getenv("CH12_SMEM_CACHE") : "";
     if (forced == "wide" && fits) return launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);
-    if (forced == "narrow" || wide < narrow || packs <= 2 * 128)
+    if (forced == "narrow" || log || wide < narrow || packs <= 2 * 128)
       return launch_smem_as<C, kPack>(load, store, rows, cols, log, stream);
   }
   launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);
@@ -364,7 +364,7 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
     constexpr int kPack = decltype(p)::value;
     const int64_t rows = a.rows, cols = a.cols;
     if (path == Path::warp) {
-      warp_shape<1, kPack, kWarpColsPerLane<T>, 16>(cols, [&](auto cpt, auto width, auto rows_per_group) {
+      warp_shape<1, kPack, kWarpColsPerLane<T>>(cols, [&](auto cpt, auto width, auto rows_per_group) {
         constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
         constexpr int kRows = decltype(rows_per_group)::value;
         const auto blocks = unsigned(
