@@ -515,4 +515,5 @@ Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
   template int64_t ch12::smem_max_cols<T>(course::Op);                                         \
   template int64_t ch12::backward_both_cached_max_cols<T>();                                    \
   template ch12::Path ch12::chosen_path<T>(course::Op, int64_t, int64_t);                      \
-  template void ch12::softmax_warp_min_packs<T, 2>(const course::Args&, cudaStream_t);
+  template void ch12::softmax_warp_min_packs<T, 2>(const course::Args&, cudaStream_t); \
+  template void ch12::softmax_warp_min_packs<T, 8>(const course::Args&, cudaStream_t);

@@ -53,7 +53,7 @@ void softmax_warp_min_packs(const course::Args& a, cudaStream_t stream);
 /// 16-bit row of 2048 columns is as many bytes as an fp32 row of 1024, and as many bytes in
 /// flight per warp are what hides the memory latency (the lesson measures it).
 template <typename T>
-constexpr int kWarpColsPerLane = sizeof(T) == 2 ? 64 : 32;
+constexpr int kWarpColsPerLane = sizeof(T) == 2 ? 96 : 32;
 
 /// Largest cols of the warp path (forward and backward) for storage type T: 32 lanes x
 /// kWarpColsPerLane<T> (1024 for fp32, 2048 for f16 and bf16).
