@@ -81,7 +81,9 @@ __device__ __forceinline__ float finish(float v, float m, float k, bool log) {
 /// [finish]
 
 /// [warp_kernel]
-/// Chapter 04's warp kernel with functors, and log-softmax as a flag (a uniform branch).
+/// Chapter 04's warp kernel with functors, and log-softmax as a flag (a uniform branch). The row
+/// is held as fetched (Load::Fetched: the storage type) and converted on each pass: a 16-bit row
+/// costs half the registers of fp32, so more warps, and more loads in flight, fit on an SM.
 template <typename Load, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
 __global__ void __launch_bounds__(kWarpBlock)
     softmax_warp_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
@@ -90,24 +92,27 @@ __global__ void __launch_bounds__(kWarpBlock)
   const unsigned mask = course::group_mask<kWidth>();
   const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
   const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
+  auto here = [&](int64_t row, int p) { return row < rows && (int64_t(p) * kWidth + lane) * kPack < cols; };
+  auto col_of = [&](int p) { return (int64_t(p) * kWidth + lane) * kPack; };
 
-  float v[kRows][kColsPerThread];
+  typename Load::template Fetched<kPack> x[kRows][kPacks];
   for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)  // every load of the row issued before any is used
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p)
+        if (here(row0 + r, p)) x[r][p] = load.template fetch<kPack>(row0 + r, col_of(p));
     float m[kRows], s[kRows];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       m[r] = -INFINITY;
 #pragma unroll
       for (int p = 0; p < kPacks; ++p) {
-        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
-        if (row0 + r < rows && col < cols) {
-          load.template load<kPack>(&v[r][p * kPack], row0 + r, col);
-        } else {
+        if (!here(row0 + r, p)) continue;
+        float v[kPack];
+        load.template convert<kPack>(x[r][p], v);
 #pragma unroll
-          for (int j = 0; j < kPack; ++j) v[r][p * kPack + j] = -INFINITY;
-        }
-#pragma unroll
-        for (int j = 0; j < kPack; ++j) m[r] = fmaxf(m[r], v[r][p * kPack + j]);
+        for (int j = 0; j < kPack; ++j) m[r] = fmaxf(m[r], v[j]);
       }
     }
 #pragma unroll
@@ -116,7 +121,13 @@ __global__ void __launch_bounds__(kWarpBlock)
     for (int r = 0; r < kRows; ++r) {
       s[r] = 0;
 #pragma unroll
-      for (int i = 0; i < kColsPerThread; ++i) s[r] += expf(v[r][i] - m[r]);
+      for (int p = 0; p < kPacks; ++p) {
+        if (!here(row0 + r, p)) continue;
+        float v[kPack];
+        load.template convert<kPack>(x[r][p], v);
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) s[r] += expf(v[j] - m[r]);
+      }
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) s[r] = row_constant(course::group_sum<kWidth>(s[r], mask), log);
@@ -124,13 +135,12 @@ __global__ void __launch_bounds__(kWarpBlock)
     for (int r = 0; r < kRows; ++r) {
 #pragma unroll
       for (int p = 0; p < kPacks; ++p) {
-        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
-        if (row0 + r < rows && col < cols) {
-          float out[kPack];
+        if (!here(row0 + r, p)) continue;
+        float v[kPack];
+        load.template convert<kPack>(x[r][p], v);
 #pragma unroll
-          for (int j = 0; j < kPack; ++j) out[j] = finish(v[r][p * kPack + j], m[r], s[r], log);
-          store.template store<kPack>(out, row0 + r, col);
-        }
+        for (int j = 0; j < kPack; ++j) v[j] = finish(v[j], m[r], s[r], log);
+        store.template store<kPack>(v, row0 + r, col_of(p));
       }
     }
   }

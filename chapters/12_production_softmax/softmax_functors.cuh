@@ -25,17 +25,36 @@ constexpr int kPiece = kPack * int(sizeof(T)) > 16 ? int(16 / sizeof(T)) : kPack
 /// `Cache` is the narrowest type that holds what load() returns exactly: a kernel that keeps the
 /// row in shared memory stores it in that type (the storage type for a plain load: half the
 /// bytes of fp32 for f16 and bf16, so twice the row fits).
+/// load() is fetch() then convert(): fetch() only issues the loads and returns the registers as
+/// loaded (`Fetched`, the storage type); convert() does the arithmetic. A kernel that holds a
+/// row in registers holds it fetched: half the registers of fp32 for a 16-bit row.
 template <typename T>
 struct DirectLoad {
   using Cache = T;
   const T* src;
   int64_t row_size;
   template <int kPack>
-  __device__ __forceinline__ void load(float* dst, int64_t row, int64_t col) const {
-    constexpr int kP = kPiece<T, kPack>;
+  struct Fetched {
+    static constexpr int kP = kPiece<T, kPack>;
+    course::Pack<T, kP> piece[kPack / kP];
+  };
+  template <int kPack>
+  __device__ __forceinline__ Fetched<kPack> fetch(int64_t row, int64_t col) const {
+    Fetched<kPack> f;
 #pragma unroll
-    for (int i = 0; i < kPack; i += kP)
-      course::ScalarConvert<T>::to_floats(course::load_pack<T, kP>(src + row * row_size + col + i), dst + i);
+    for (int i = 0; i < kPack / Fetched<kPack>::kP; ++i)
+      f.piece[i] = course::load_pack<T, Fetched<kPack>::kP>(src + row * row_size + col + i * Fetched<kPack>::kP);
+    return f;
+  }
+  template <int kPack>
+  __device__ __forceinline__ void convert(const Fetched<kPack>& f, float* dst) const {
+#pragma unroll
+    for (int i = 0; i < kPack / Fetched<kPack>::kP; ++i)
+      course::ScalarConvert<T>::to_floats(f.piece[i], dst + i * Fetched<kPack>::kP);
+  }
+  template <int kPack>
+  __device__ __forceinline__ void load(float* dst, int64_t row, int64_t col) const {
+    convert<kPack>(fetch<kPack>(row, col), dst);
   }
 };
 
@@ -67,12 +86,24 @@ struct ScaleMaskLoad {
   int64_t row_size;
   float scale;
   template <int kPack>
-  __device__ __forceinline__ void load(float* dst, int64_t row, int64_t col) const {
-    const int64_t at = row * row_size + col;
-    DirectLoad<T>{src, row_size}.template load<kPack>(dst, row, col);
-    const course::Pack<uint8_t, kPack> m = course::load_pack<uint8_t, kPack>(mask + at);
+  struct Fetched {
+    typename DirectLoad<T>::template Fetched<kPack> x;
+    course::Pack<uint8_t, kPack> m;
+  };
+  template <int kPack>
+  __device__ __forceinline__ Fetched<kPack> fetch(int64_t row, int64_t col) const {
+    return {DirectLoad<T>{src, row_size}.template fetch<kPack>(row, col),
+            course::load_pack<uint8_t, kPack>(mask + row * row_size + col)};
+  }
+  template <int kPack>
+  __device__ __forceinline__ void convert(const Fetched<kPack>& f, float* dst) const {
+    DirectLoad<T>{src, row_size}.template convert<kPack>(f.x, dst);
 #pragma unroll
-    for (int j = 0; j < kPack; ++j) dst[j] = m.elem[j] ? -INFINITY : dst[j] * scale;
+    for (int j = 0; j < kPack; ++j) dst[j] = f.m.elem[j] ? -INFINITY : dst[j] * scale;
+  }
+  template <int kPack>
+  __device__ __forceinline__ void load(float* dst, int64_t row, int64_t col) const {
+    convert<kPack>(fetch<kPack>(row, col), dst);
   }
 };
 /// [functors]
