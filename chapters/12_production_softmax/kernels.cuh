@@ -80,10 +80,39 @@ __device__ __forceinline__ float finish(float v, float m, float k, bool log) {
 }
 /// [finish]
 
+/// [row_regs]
+/// A lane's packs of a row held in registers. Up to 32 columns per lane (every fp32 row of the
+/// warp path, 16-bit rows up to 1024) they are held converted to fp32: each element converted
+/// once. Past that (16-bit rows of 1025-3072 columns) they are held as fetched (Load::Fetched:
+/// the storage type) and converted on each pass: half the registers of fp32, so that twice the
+/// warps, and twice the loads in flight, fit on an SM. Converting three times costs instructions,
+/// which the short rows cannot afford (measured: fetched 16-bit rows of 512 columns ran 4% slower)
+/// and the long ones can.
+template <typename Load, int kPack, int kPacks, bool kFetched = (kPacks * kPack > 32)>
+struct RowRegs {
+  float v[kPacks][kPack];
+  __device__ __forceinline__ void fetch(const Load& load, int p, int64_t row, int64_t col) {
+    load.template load<kPack>(v[p], row, col);
+  }
+  __device__ __forceinline__ const float* get(const Load&, int p, float*) const { return v[p]; }
+};
+template <typename Load, int kPack, int kPacks>
+struct RowRegs<Load, kPack, kPacks, true> {
+  typename Load::template Fetched<kPack> x[kPacks];
+  __device__ __forceinline__ void fetch(const Load& load, int p, int64_t row, int64_t col) {
+    x[p] = load.template fetch<kPack>(row, col);
+  }
+  __device__ __forceinline__ const float* get(const Load& load, int p, float* tmp) const {
+    load.template convert<kPack>(x[p], tmp);
+    return tmp;
+  }
+};
+/// [row_regs]
+
 /// [warp_kernel]
-/// Chapter 04's warp kernel with functors, and log-softmax as a flag (a uniform branch). The row
-/// is held as fetched (Load::Fetched: the storage type) and converted on each pass: a 16-bit row
-/// costs half the registers of fp32, so more warps, and more loads in flight, fit on an SM.
+/// Chapter 04's warp kernel with functors, and log-softmax as a flag (a uniform branch). Every
+/// load of the group's rows is issued before any is used; the row stays in registers (RowRegs)
+/// for the three passes: max, sum of exponentials, write.
 template <typename Load, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
 __global__ void __launch_bounds__(kWarpBlock)
     softmax_warp_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
@@ -92,25 +121,25 @@ __global__ void __launch_bounds__(kWarpBlock)
   const unsigned mask = course::group_mask<kWidth>();
   const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
   const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
-  auto here = [&](int64_t row, int p) { return row < rows && (int64_t(p) * kWidth + lane) * kPack < cols; };
   auto col_of = [&](int p) { return (int64_t(p) * kWidth + lane) * kPack; };
+  // Packs past the row's end (padding) and rows past the last are neither loaded nor used.
+  auto here = [&](int64_t row, int p) { return row < rows && col_of(p) < cols; };
 
-  typename Load::template Fetched<kPack> x[kRows][kPacks];
+  RowRegs<Load, kPack, kPacks> x[kRows];
   for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)  // every load of the row issued before any is used
+    for (int r = 0; r < kRows; ++r)
 #pragma unroll
       for (int p = 0; p < kPacks; ++p)
-        if (here(row0 + r, p)) x[r][p] = load.template fetch<kPack>(row0 + r, col_of(p));
-    float m[kRows], s[kRows];
+        if (here(row0 + r, p)) x[r].fetch(load, p, row0 + r, col_of(p));
+    float m[kRows], s[kRows], tmp[kPack];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       m[r] = -INFINITY;
 #pragma unroll
       for (int p = 0; p < kPacks; ++p) {
         if (!here(row0 + r, p)) continue;
-        float v[kPack];
-        load.template convert<kPack>(x[r][p], v);
+        const float* v = x[r].get(load, p, tmp);
 #pragma unroll
         for (int j = 0; j < kPack; ++j) m[r] = fmaxf(m[r], v[j]);
       }
@@ -123,8 +152,7 @@ __global__ void __launch_bounds__(kWarpBlock)
 #pragma unroll
       for (int p = 0; p < kPacks; ++p) {
         if (!here(row0 + r, p)) continue;
-        float v[kPack];
-        load.template convert<kPack>(x[r][p], v);
+        const float* v = x[r].get(load, p, tmp);
 #pragma unroll
         for (int j = 0; j < kPack; ++j) s[r] += expf(v[j] - m[r]);
       }
@@ -136,11 +164,11 @@ __global__ void __launch_bounds__(kWarpBlock)
 #pragma unroll
       for (int p = 0; p < kPacks; ++p) {
         if (!here(row0 + r, p)) continue;
-        float v[kPack];
-        load.template convert<kPack>(x[r][p], v);
+        const float* v = x[r].get(load, p, tmp);
+        float out[kPack];
 #pragma unroll
-        for (int j = 0; j < kPack; ++j) v[j] = finish(v[j], m[r], s[r], log);
-        store.template store<kPack>(v, row0 + r, col_of(p));
+        for (int j = 0; j < kPack; ++j) out[j] = finish(v[j], m[r], s[r], log);
+        store.template store<kPack>(out, row0 + r, col_of(p));
       }
     }
   }
