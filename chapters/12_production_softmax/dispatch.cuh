@@ -252,7 +252,7 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
 
 /// [dispatch]
 /// The forward dispatch. Each rule is a property of the row and of the device:
-///  1. the row fits in registers (kWarpMaxCols: 32 lanes x 32 floats for fp32, x 64 for 16-bit):
+///  1. the row fits in registers (kWarpMaxCols: 32 lanes x 32 columns for fp32, x 96 for 16-bit):
 ///     warp.
 ///  2. the row fits in the device's shared memory per block (as Load::Cache): smem, read once.
 ///  3. rows < SMs / 2, clusters available: a block per row would leave most SMs idle: cluster,
@@ -515,5 +515,4 @@ Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
   template int64_t ch12::smem_max_cols<T>(course::Op);                                         \
   template int64_t ch12::backward_both_cached_max_cols<T>();                                    \
   template ch12::Path ch12::chosen_path<T>(course::Op, int64_t, int64_t);                      \
-  template void ch12::softmax_warp_min_packs<T, 2>(const course::Args&, cudaStream_t); \
-  template void ch12::softmax_warp_min_packs<T, 8>(const course::Args&, cudaStream_t);
+  template void ch12::softmax_warp_min_packs<T, 2>(const course::Args&, cudaStream_t);

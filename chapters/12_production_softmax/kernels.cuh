@@ -84,10 +84,13 @@ __device__ __forceinline__ float finish(float v, float m, float k, bool log) {
 /// A lane's packs of a row held in registers. Up to 32 columns per lane (every fp32 row of the
 /// warp path, 16-bit rows up to 1024) they are held converted to fp32: each element converted
 /// once. Past that (16-bit rows of 1025-3072 columns) they are held as fetched (Load::Fetched:
-/// the storage type) and converted on each pass: half the registers of fp32, so that twice the
-/// warps, and twice the loads in flight, fit on an SM. Converting three times costs instructions,
-/// which the short rows cannot afford (measured: fetched 16-bit rows of 512 columns ran 4% slower)
-/// and the long ones can.
+/// the storage type) and converted on each of the three passes: half the registers of fp32, so
+/// that twice the warps, and twice the loads in flight, fit on an SM (a 16-bit row of 3072
+/// columns: 79 registers where fp32 needed 255). Converting three times costs instructions,
+/// which the short rows cannot afford (a tuning run on the H100, not kept as data: 16-bit rows of
+/// 512 and 1024 columns held fetched ran 1-4% slower) and the long ones can. (One-element packs of
+/// a misaligned row fetch no fewer registers; the fused scale-and-mask load at 80 and 96 columns
+/// per lane then spills a few bytes: a fallback path.)
 template <typename Load, int kPack, int kPacks, bool kFetched = (kPacks * kPack > 32)>
 struct RowRegs {
   float v[kPacks][kPack];

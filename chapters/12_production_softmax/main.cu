@@ -92,8 +92,6 @@ void add_type(course::Chapter& ch) {
                                      clusters ? &cluster : nullptr);
   ch.add(Op::softmax, "warp_p2", t, ch12::softmax_warp_min_packs<T, 2>,
          course::Limits{kWarpMax, warp_shapes, "cols <= " + limit_text(kWarpMax) + "; short rows: two packs per lane"});
-  ch.add(Op::softmax, "warp_p8", t, ch12::softmax_warp_min_packs<T, 8>,
-         course::Limits{kWarpMax, warp_shapes, "cols <= " + limit_text(kWarpMax) + "; short rows: eight packs per lane"});
   const int64_t bwd_both = ch12::backward_both_cached_max_cols<T>();
   const auto bwd = production(bwd_smem, "dy cached beside y up to " + limit_text(bwd_both) + " cols",
                               bwd_both);

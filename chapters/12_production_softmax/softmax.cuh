@@ -49,14 +49,15 @@ size_t unfused_workspace(int64_t rows, int64_t cols, course::DType t);
 template <typename T, int kMinPacks>
 void softmax_warp_min_packs(const course::Args& a, cudaStream_t stream);
 
-/// Columns each lane of the warp path holds, as fp32 registers: 32 for fp32, 64 for f16/bf16. A
-/// 16-bit row of 2048 columns is as many bytes as an fp32 row of 1024, and as many bytes in
-/// flight per warp are what hides the memory latency (the lesson measures it).
+/// Columns each lane of the warp path holds: 32 for fp32 (rows of 1024), 96 for f16/bf16 (rows
+/// of 3072). Past 32 per lane a 16-bit row is held in its storage type (RowRegs in kernels.cuh),
+/// so a lane's 96 columns cost the registers of 48 floats; the lesson measures the warp path
+/// against the shared-memory path on 16-bit rows of 1024-3072 columns.
 template <typename T>
 constexpr int kWarpColsPerLane = sizeof(T) == 2 ? 96 : 32;
 
 /// Largest cols of the warp path (forward and backward) for storage type T: 32 lanes x
-/// kWarpColsPerLane<T> (1024 for fp32, 2048 for f16 and bf16).
+/// kWarpColsPerLane<T> (1024 for fp32, 3072 for f16 and bf16).
 template <typename T>
 constexpr int64_t kWarpMaxCols = 32 * kWarpColsPerLane<T>;
 
