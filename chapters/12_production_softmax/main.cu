@@ -45,6 +45,19 @@ std::vector<std::pair<int64_t, int64_t>> rows_boundary(int64_t smem_max) {
   return {{r - 1, smem_max + 8}, {r, smem_max + 8}, {r + 1, smem_max + 3}};
 }
 
+// The same around the warp path's rows condition for rows past 1024 columns (16-bit), at the
+// first and last columns it covers, plus the cluster boundary's shapes.
+std::vector<std::pair<int64_t, int64_t>> shapes_at_boundaries(int64_t smem_max, int64_t warp_max) {
+  std::vector<std::pair<int64_t, int64_t>> v = rows_boundary(smem_max);
+  const int64_t r = ch12::long_warp_rows_min();
+  if (warp_max > 1024 && r > 0)
+    for (int64_t c : {int64_t(1025), warp_max}) {
+      v.push_back({r - 1, c});
+      v.push_back({r, c});
+    }
+  return v;
+}
+
 // Registers `op` on the production dispatch and on each of `paths` forced.
 template <typename T, Fn<T> kFn>
 void add_paths(course::Chapter& ch, Op op, const course::Limits& production, const course::Limits& warp,
@@ -76,9 +89,10 @@ void add_type(course::Chapter& ch) {
     if (inner > 0) thresholds.push_back(inner);
     return course::Limits{0,
                           thresholds,
-                          std::string("any cols: ") + what + "; warp <= " + limit_text(kWarpMax) + " < shared memory <= " +
+                          std::string("any cols: ") + what + "; warp <= " + limit_text(kWarpMax) +
+                              (kWarpMax > 1024 ? " (past 1024: rows >= 32 x SMs)" : "") + " < shared memory <= " +
                               limit_text(smem_max) + " < uncached",
-                          rows_boundary(smem_max)};
+                          shapes_at_boundaries(smem_max, kWarpMax)};
   };
   const int64_t fwd_smem = ch12::smem_max_cols<T>(Op::softmax);
   const int64_t bwd_smem = ch12::smem_max_cols<T>(Op::softmax_backward);
@@ -138,9 +152,11 @@ int write_paths_file(const course::Chapter& ch, const char* path) {
                dev.name.c_str(), dev.sm_count, (long long)course::smem_per_block_optin(),
                ch12::cluster_path_available() ? "true" : "false");
   std::fprintf(f,
-               " \"cluster_rows_below\": %lld, \"warp_max_cols\": {\"f32\": %lld, \"f16\": %lld, \"bf16\": %lld},\n"
+               " \"cluster_rows_below\": %lld, \"long_warp_rows_min\": %lld,\n"
+               " \"warp_max_cols\": {\"f32\": %lld, \"f16\": %lld, \"bf16\": %lld},\n"
                " \"paths\": [\n",
-               (long long)ch12::cluster_rows_below(), (long long)ch12::kWarpMaxCols<float>,
+               (long long)ch12::cluster_rows_below(), (long long)ch12::long_warp_rows_min(),
+               (long long)ch12::kWarpMaxCols<float>,
                (long long)ch12::kWarpMaxCols<__half>, (long long)ch12::kWarpMaxCols<__nv_bfloat16>);
   bool first = true;
   write_paths<float>(f, ch, &first);
