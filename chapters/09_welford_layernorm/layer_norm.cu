@@ -27,7 +27,13 @@ using course::Pack;
 using course::Welford;
 
 constexpr int kWarpBlock = 128;
-constexpr int64_t kWarpMaxCols = 1024;
+// The warp path's capacity: 32 columns per lane for fp32 (rows of 1024). A lane holds its packs as
+// loaded, in the storage type, and converts them once for the statistics and once to normalize,
+// so 16-bit rows cost half the registers: 96 columns per lane (rows of 3072), as in chapter 12.
+template <typename T>
+constexpr int kWarpColsPerLane = sizeof(T) == 2 ? 96 : 32;
+template <typename T>
+constexpr int64_t kWarpMaxCols = 32 * kWarpColsPerLane<T>;
 constexpr int64_t kMinPacksPerThread = 4;  // chapter 06: a block size must give each thread 4 packs
 // Short rows in the warp path: at least two packs per lane, in narrower groups. A Welford merge
 // round moves three numbers, so fewer rounds per row pay more than in softmax (measured: +10-20%
@@ -35,9 +41,10 @@ constexpr int64_t kMinPacksPerThread = 4;  // chapter 06: a block size must give
 constexpr int kMinPacksPerLane = 2;
 // Where the dispatch leaves the warp path (measured on the H100, see the lesson): at 1024 fp32
 // columns a lane holds 32 floats and the block path with the row in shared memory is faster;
-// 16-bit rows of 1024 still do better in registers.
+// 16-bit rows stay in registers up to the path's capacity, past 1024 columns only when there are
+// rows enough for 32 warps per SM (fewer rows: a block per row spreads each over more threads).
 template <typename T>
-constexpr int64_t kWarpUpTo = sizeof(T) == 4 ? 512 : 1024;
+constexpr int64_t kWarpUpTo = sizeof(T) == 4 ? 512 : kWarpMaxCols<T>;
 
 /// The output of one pack: (v - mean) * rstd * gamma + beta, gamma and beta read in the same pack.
 template <typename T, int kPack>
@@ -56,34 +63,38 @@ __device__ __forceinline__ void normalize_pack(const float* v, const T* gamma, c
 
 /// [warp_kernel]
 // A group of kWidth lanes per row (kRows rows at a time), each lane holding kColsPerThread
-// columns in registers: Welford per lane while loading (a pack at a time), a group merge, then
-// normalize from registers. x is read once and y written once.
+// columns in registers, as loaded (the storage type): every load issued first, then Welford per
+// lane, a group merge, and normalize from registers. x is read once and y written once.
 template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows>
 __global__ void __launch_bounds__(kWarpBlock)
     layer_norm_warp_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                            T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t rows,
                            int64_t cols, float eps) {
+  using Convert = course::ScalarConvert<T>;
   constexpr int kPacks = kColsPerThread / kPack;
   const int lane = threadIdx.x % kWidth;
   const unsigned mask = course::group_mask<kWidth>();
   const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
   const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
+  auto col_of = [&](int p) { return (int64_t(p) * kWidth + lane) * kPack; };
 
-  float v[kRows][kColsPerThread];
+  Pack<T, kPack> held[kRows][kPacks];
   for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p)
+        if (row0 + r < rows && col_of(p) < cols) held[r][p] = course::load_pack<T, kPack>(x + (row0 + r) * cols + col_of(p));
     Welford w[kRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const int64_t row = row0 + r;
+    for (int r = 0; r < kRows; ++r)
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
-        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
-        if (row < rows && col < cols) {
-          course::ScalarConvert<T>::to_floats(course::load_pack<T, kPack>(x + row * cols + col), &v[r][p * kPack]);
-          w[r] = course::welford_merge(w[r], course::welford_of<kPack>(&v[r][p * kPack]));
+      for (int p = 0; p < kPacks; ++p)
+        if (row0 + r < rows && col_of(p) < cols) {
+          float v[kPack];
+          Convert::to_floats(held[r][p], v);
+          w[r] = course::welford_merge(w[r], course::welford_of<kPack>(v));
         }
-      }
-    }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) w[r] = course::group_welford<kWidth>(w[r], mask);
 #pragma unroll
@@ -98,8 +109,11 @@ __global__ void __launch_bounds__(kWarpBlock)
       }
 #pragma unroll
       for (int p = 0; p < kPacks; ++p) {
-        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
-        if (col < cols) normalize_pack<T, kPack>(&v[r][p * kPack], gamma + col, beta + col, mu, rs, y + row * cols + col);
+        const int64_t col = col_of(p);
+        if (col >= cols) continue;
+        float v[kPack];
+        Convert::to_floats(held[r][p], v);
+        normalize_pack<T, kPack>(v, gamma + col, beta + col, mu, rs, y + row * cols + col);
       }
     }
   }
@@ -213,11 +227,11 @@ int64_t layer_norm_smem_max_cols() {
 
 template <typename T, int kMinPacks>
 void layer_norm_warp(const course::Args& a, cudaStream_t stream) {
-  if (!course::check_op_args(a, course::Op::layer_norm, kWarpMaxCols, "the warp path holds cols <= 1024 in registers"))
-    return;
+  const std::string limit = "the warp path holds cols <= " + std::to_string(kWarpMaxCols<T>) + " in registers";
+  if (!course::check_op_args(a, course::Op::layer_norm, kWarpMaxCols<T>, limit.c_str())) return;
   with_pack<T>(a, [&](auto pack) {
     constexpr int kPack = decltype(pack)::value;
-    course::dispatch_warp_shape_min<kPack, kMinPacks>(a.cols, [&](auto cols_per_thread, auto width) {
+    course::dispatch_warp_shape_min<kPack, kMinPacks, kWarpColsPerLane<T>>(a.cols, [&](auto cols_per_thread, auto width) {
       launch_warp<T, kPack, decltype(cols_per_thread)::value, decltype(width)::value>(a, stream);
     });
   });
@@ -244,10 +258,29 @@ int64_t layer_norm_warp_up_to() {
   return kWarpUpTo<T>;
 }
 
+template <typename T>
+int64_t layer_norm_warp_max_cols() {
+  return kWarpMaxCols<T>;
+}
+
+int64_t layer_norm_long_warp_rows_min() {
+  static const int64_t rows = [] {
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return int64_t(0);
+    }
+    return 32 * int64_t(sms);
+  }();
+  return rows;
+}
+
 /// [dispatch]
 template <typename T>
 void layer_norm(const course::Args& a, cudaStream_t stream) {
-  if (a.cols <= kWarpUpTo<T>) return layer_norm_warp<T>(a, stream);             // row in registers
+  if (a.cols <= kWarpUpTo<T> && (a.cols <= 1024 || a.rows >= layer_norm_long_warp_rows_min()))
+    return layer_norm_warp<T>(a, stream);                                        // row in registers
   if (a.cols <= layer_norm_smem_max_cols<T>()) return layer_norm_smem<T>(a, stream);  // in shared memory
   layer_norm_uncached<T>(a, stream);                                           // read twice
 }
@@ -259,7 +292,8 @@ void layer_norm(const course::Args& a, cudaStream_t stream) {
   template void layer_norm_smem<T>(const course::Args&, cudaStream_t);          \
   template void layer_norm_uncached<T>(const course::Args&, cudaStream_t);      \
   template void layer_norm<T>(const course::Args&, cudaStream_t);              \
-  template int64_t layer_norm_warp_up_to<T>();
+  template int64_t layer_norm_warp_up_to<T>();                                  \
+  template int64_t layer_norm_warp_max_cols<T>();
 INSTANTIATE(float)
 INSTANTIATE(__half)
 INSTANTIATE(__nv_bfloat16)

@@ -13,12 +13,21 @@
 template <typename T>
 int64_t layer_norm_smem_max_cols();
 
-/// The largest cols the dispatch sends to the warp path (512 for fp32, 1024 for 16-bit types).
+/// The largest cols the dispatch sends to the warp path (512 for fp32, 3072 for 16-bit types;
+/// past 1024 only with rows >= 32 x the SM count).
 template <typename T>
 int64_t layer_norm_warp_up_to();
 
-/// A group of lanes per row, the row in registers: cols <= 1024; short rows give each lane at
-/// least kMinPacks packs (the chapter uses 2).
+/// Largest cols the warp path holds (its registers): 1024 for fp32, 3072 for f16 and bf16.
+template <typename T>
+int64_t layer_norm_warp_max_cols();
+
+/// Rows from which the dispatch takes the warp path past 1024 columns: 32 per SM (0 without a
+/// GPU). Fewer rows take a block per row, which spreads each row over more threads.
+int64_t layer_norm_long_warp_rows_min();
+
+/// A group of lanes per row, the row in registers: cols <= layer_norm_warp_max_cols<T>(); short
+/// rows give each lane at least kMinPacks packs (the chapter uses 2).
 template <typename T, int kMinPacks = 2>
 void layer_norm_warp(const course::Args& a, cudaStream_t stream);
 /// A block per row, the row cached in shared memory: cols <= layer_norm_smem_max_cols<T>().

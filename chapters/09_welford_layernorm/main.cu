@@ -8,6 +8,8 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "course/harness.h"
 #include "layer_norm.cuh"
@@ -28,7 +30,13 @@ int main(int argc, char** argv) {
     }
   }
   course::Chapter ch("09_welford_layernorm", "LayerNorm with Welford statistics: warp, shared-memory, uncached");
-  const course::Limits warp{1024, {8, 16, 32, 64, 128, 256, 512}, "cols <= 1024; the row in registers, 16-byte packs"};
+  // The warp path's shapes change at each of these (group width, then columns per lane).
+  auto warp = [](int64_t max_cols) {
+    std::vector<int64_t> shapes{8, 16, 32, 64, 128, 256, 512};
+    for (int64_t c = 1024; c < max_cols; c += 512) shapes.push_back(c);
+    return course::Limits{max_cols, shapes,
+                          "cols <= " + std::to_string(max_cols) + "; the row in registers, 16-byte packs"};
+  };
   // The shared-memory limit is read from the GPU (0 when there is none: --list still works).
   auto limit_text = [](int64_t max_cols) {
     return max_cols > 0 ? std::to_string(max_cols) : std::string("the GPU's shared memory");
@@ -37,14 +45,23 @@ int main(int argc, char** argv) {
     return course::Limits{max_cols, {}, "cols <= " + limit_text(max_cols) + " (the row in shared memory); rows < 2^31"};
   };
   const course::Limits uncached{0, {}, "any cols (rows < 2^31); the row read twice"};
-  auto dispatch = [&](int64_t warp_max, int64_t smem_max) {
+  // The dispatch's thresholds +-1, and its rows condition past 1024 columns (32 rows per SM) on
+  // each side, at the first and last columns it covers.
+  auto dispatch = [&](int64_t warp_max, int64_t smem_max, int64_t rows_min) {
+    std::vector<std::pair<int64_t, int64_t>> shapes;
+    if (warp_max > 1024 && rows_min > 0)
+      for (int64_t c : {int64_t(1025), warp_max}) shapes.insert(shapes.end(), {{rows_min - 1, c}, {rows_min, c}});
     return course::Limits{0, {warp_max, smem_max},
-                          "any cols: warp <= " + std::to_string(warp_max) + " < shared memory <= " +
-                              limit_text(smem_max) + " < uncached"};
+                          "any cols: warp <= " + std::to_string(warp_max) +
+                              (warp_max > 1024 ? " (past 1024: rows >= 32 x SMs)" : "") + " < shared memory <= " +
+                              limit_text(smem_max) + " < uncached",
+                          shapes};
   };
-  ch.add(Op::layer_norm, "warp", DType::f32, layer_norm_warp<float>, warp);
-  ch.add(Op::layer_norm, "warp", DType::f16, layer_norm_warp<__half>, warp);
-  ch.add(Op::layer_norm, "warp", DType::bf16, layer_norm_warp<__nv_bfloat16>, warp);
+  const int64_t rows_min = layer_norm_long_warp_rows_min();
+  ch.add(Op::layer_norm, "warp", DType::f32, layer_norm_warp<float>, warp(layer_norm_warp_max_cols<float>()));
+  ch.add(Op::layer_norm, "warp", DType::f16, layer_norm_warp<__half>, warp(layer_norm_warp_max_cols<__half>()));
+  ch.add(Op::layer_norm, "warp", DType::bf16, layer_norm_warp<__nv_bfloat16>,
+         warp(layer_norm_warp_max_cols<__nv_bfloat16>()));
   ch.add(Op::layer_norm, "smem", DType::f32, layer_norm_smem<float>, smem(layer_norm_smem_max_cols<float>()));
   ch.add(Op::layer_norm, "smem", DType::f16, layer_norm_smem<__half>, smem(layer_norm_smem_max_cols<__half>()));
   ch.add(Op::layer_norm, "smem", DType::bf16, layer_norm_smem<__nv_bfloat16>,
@@ -53,10 +70,10 @@ int main(int argc, char** argv) {
   ch.add(Op::layer_norm, "uncached", DType::f16, layer_norm_uncached<__half>, uncached);
   ch.add(Op::layer_norm, "uncached", DType::bf16, layer_norm_uncached<__nv_bfloat16>, uncached);
   ch.add(Op::layer_norm, "dispatch", DType::f32, layer_norm<float>,
-         dispatch(layer_norm_warp_up_to<float>(), layer_norm_smem_max_cols<float>()));
+         dispatch(layer_norm_warp_up_to<float>(), layer_norm_smem_max_cols<float>(), rows_min));
   ch.add(Op::layer_norm, "dispatch", DType::f16, layer_norm<__half>,
-         dispatch(layer_norm_warp_up_to<__half>(), layer_norm_smem_max_cols<__half>()));
+         dispatch(layer_norm_warp_up_to<__half>(), layer_norm_smem_max_cols<__half>(), rows_min));
   ch.add(Op::layer_norm, "dispatch", DType::bf16, layer_norm<__nv_bfloat16>,
-         dispatch(layer_norm_warp_up_to<__nv_bfloat16>(), layer_norm_smem_max_cols<__nv_bfloat16>()));
+         dispatch(layer_norm_warp_up_to<__nv_bfloat16>(), layer_norm_smem_max_cols<__nv_bfloat16>(), rows_min));
   return ch.run(argc, argv);
 }
