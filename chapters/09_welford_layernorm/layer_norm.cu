@@ -1,9 +1,9 @@
 /// @file layer_norm.cu
 /// @brief Chapter 09: LayerNorm forward, y = (x - mean) * rstd * gamma + beta over each row, with
 /// the per-row mean and rstd, the statistics by Welford (common/course/welford.cuh). Three paths
-/// chosen by cols, as in softmax: a group of lanes per row with the row in registers (cols <=
-/// 1024), a block per row with the row cached in shared memory, and a block per row that reads the
-/// row twice from global memory when it does not fit on chip.
+/// chosen by cols, as in softmax: a group of lanes per row with the row in registers (cols <= 1024
+/// in fp32, 3072 in f16/bf16), a block per row with the row cached in shared memory, and a block
+/// per row that reads the row twice from global memory when it does not fit on chip.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
