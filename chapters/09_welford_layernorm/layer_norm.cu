@@ -263,23 +263,10 @@ int64_t layer_norm_warp_max_cols() {
   return kWarpMaxCols<T>;
 }
 
-int64_t layer_norm_long_warp_rows_min() {
-  static const int64_t rows = [] {
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-      cudaGetLastError();
-      return int64_t(0);
-    }
-    return 32 * int64_t(sms);
-  }();
-  return rows;
-}
-
 /// [dispatch]
 template <typename T>
 void layer_norm(const course::Args& a, cudaStream_t stream) {
-  if (a.cols <= kWarpUpTo<T> && (a.cols <= 1024 || a.rows >= layer_norm_long_warp_rows_min()))
+  if (a.cols <= kWarpUpTo<T> && (a.cols <= 1024 || a.rows >= course::long_warp_rows_min()))
     return layer_norm_warp<T>(a, stream);                                        // row in registers
   if (a.cols <= layer_norm_smem_max_cols<T>()) return layer_norm_smem<T>(a, stream);  // in shared memory
   layer_norm_uncached<T>(a, stream);                                           // read twice

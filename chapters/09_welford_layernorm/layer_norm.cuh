@@ -22,10 +22,6 @@ int64_t layer_norm_warp_up_to();
 template <typename T>
 int64_t layer_norm_warp_max_cols();
 
-/// Rows from which the dispatch takes the warp path past 1024 columns: 32 per SM (0 without a
-/// GPU). Fewer rows take a block per row, which spreads each row over more threads.
-int64_t layer_norm_long_warp_rows_min();
-
 /// A group of lanes per row, the row in registers: cols <= layer_norm_warp_max_cols<T>(); short
 /// rows give each lane at least kMinPacks packs (the chapter uses 2).
 template <typename T, int kMinPacks = 2>

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "course/harness.h"
+#include "course/occupancy.cuh"
 #include "layer_norm.cuh"
 
 int main(int argc, char** argv) {
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
                               limit_text(smem_max) + " < uncached",
                           shapes};
   };
-  const int64_t rows_min = layer_norm_long_warp_rows_min();
+  const int64_t rows_min = course::long_warp_rows_min();
   ch.add(Op::layer_norm, "warp", DType::f32, layer_norm_warp<float>, warp(layer_norm_warp_max_cols<float>()));
   ch.add(Op::layer_norm, "warp", DType::f16, layer_norm_warp<__half>, warp(layer_norm_warp_max_cols<__half>()));
   ch.add(Op::layer_norm, "warp", DType::bf16, layer_norm_warp<__nv_bfloat16>,

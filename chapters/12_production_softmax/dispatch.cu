@@ -26,7 +26,6 @@ const DeviceLimits& device_limits() {
     int dev = 0, cluster = 0;
     cudaFuncAttributes attr;
     if (l.smem_optin > 0 && cudaGetDevice(&dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&l.sm_count, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev) == cudaSuccess &&
         cudaFuncGetAttributes(&attr, probe_kernel) == cudaSuccess)
       l.clusters = cluster != 0 && attr.binaryVersion >= 90;
@@ -56,8 +55,6 @@ const char* path_name(Path p) {
 size_t unfused_workspace(int64_t rows, int64_t cols, course::DType) { return size_t(rows * cols) * sizeof(float); }
 
 int64_t cluster_rows_below() { return detail::device_limits().clusters ? int64_t(course::sm_count()) / 2 : 0; }
-
-int64_t long_warp_rows_min() { return 32 * int64_t(detail::device_limits().sm_count); }
 
 bool cluster_path_available() { return detail::device_limits().clusters; }
 

@@ -84,7 +84,6 @@ void launch_warp(const Load& load, const Store& store, int64_t rows, int64_t col
 struct DeviceLimits {
   int64_t smem_optin = 0;  // bytes of shared memory a block may opt into
   bool clusters = false;   // thread-block clusters launchable
-  int sm_count = 0;        // streaming multiprocessors (0 without a GPU)
 };
 const DeviceLimits& device_limits();
 
@@ -254,7 +253,8 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
 /// [dispatch]
 /// The forward dispatch. Each rule is a property of the row and of the device:
 ///  1. the row fits in registers (kWarpMaxCols: 32 lanes x 32 columns for fp32, x 96 for 16-bit):
-///     warp; past 1024 columns only with rows enough for 32 warps per SM (long_warp_rows_min).
+///     warp; past 1024 columns only with rows enough for 32 warps per SM
+///     (course::long_warp_rows_min, occupancy.cuh).
 ///  2. the row fits in the device's shared memory per block (as Load::Cache): smem, read once.
 ///  3. rows < SMs / 2, clusters available: a block per row would leave most SMs idle: cluster,
 ///     each block's chunk in shared memory when the cluster's memory holds the row.
@@ -263,7 +263,7 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
 /// row fits in shared memory, and matched or beat them past it; see the lesson.)
 template <typename Load>
 Path forward_path(int64_t rows, int64_t cols, int64_t warp_max_cols) {
-  if (cols <= warp_max_cols && (cols <= 32 * 32 || rows >= long_warp_rows_min())) return Path::warp;
+  if (cols <= warp_max_cols && (cols <= 32 * 32 || rows >= course::long_warp_rows_min())) return Path::warp;
   if (cols <= cols_in_smem<typename Load::Cache>(1)) return Path::smem;
   if (device_limits().clusters && rows < cluster_rows_below()) return Path::cluster;
   return Path::uncached;
@@ -337,7 +337,7 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
 /// twice), then uncached (y and dy read twice).
 template <typename T>
 Path backward_path(int64_t rows, int64_t cols) {
-  if (cols <= kWarpMaxCols<T> && (cols <= 32 * 32 || rows >= long_warp_rows_min())) return Path::warp;
+  if (cols <= kWarpMaxCols<T> && (cols <= 32 * 32 || rows >= course::long_warp_rows_min())) return Path::warp;
   if (cols <= cols_in_smem<T>(1)) return Path::smem;
   return Path::uncached;
 }

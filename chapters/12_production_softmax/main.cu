@@ -49,7 +49,7 @@ std::vector<std::pair<int64_t, int64_t>> rows_boundary(int64_t smem_max) {
 // first and last columns it covers, plus the cluster boundary's shapes.
 std::vector<std::pair<int64_t, int64_t>> shapes_at_boundaries(int64_t smem_max, int64_t warp_max) {
   std::vector<std::pair<int64_t, int64_t>> v = rows_boundary(smem_max);
-  const int64_t r = ch12::long_warp_rows_min();
+  const int64_t r = course::long_warp_rows_min();
   if (warp_max > 1024 && r > 0)
     for (int64_t c : {int64_t(1025), warp_max}) {
       v.push_back({r - 1, c});
@@ -155,7 +155,7 @@ int write_paths_file(const course::Chapter& ch, const char* path) {
                " \"cluster_rows_below\": %lld, \"long_warp_rows_min\": %lld,\n"
                " \"warp_max_cols\": {\"f32\": %lld, \"f16\": %lld, \"bf16\": %lld},\n"
                " \"paths\": [\n",
-               (long long)ch12::cluster_rows_below(), (long long)ch12::long_warp_rows_min(),
+               (long long)ch12::cluster_rows_below(), (long long)course::long_warp_rows_min(),
                (long long)ch12::kWarpMaxCols<float>,
                (long long)ch12::kWarpMaxCols<__half>, (long long)ch12::kWarpMaxCols<__nv_bfloat16>);
   bool first = true;

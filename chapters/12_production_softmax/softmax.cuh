@@ -75,11 +75,6 @@ int64_t backward_both_cached_max_cols();
 /// leave most SMs idle (0 without clusters).
 int64_t cluster_rows_below();
 
-/// Rows past 1024 columns (16-bit, up to kWarpMaxCols) take the warp path only from this many
-/// rows: 32 per SM, one warp per row leaving no SM short of warps. Fewer rows take a block per
-/// row (the shared-memory path), which spreads each row over more threads.
-int64_t long_warp_rows_min();
-
 /// True when this GPU and this build can launch thread-block clusters (sm_90 and later).
 bool cluster_path_available();
 

@@ -98,6 +98,23 @@ void with_occupancy_block(int64_t num_packs, int64_t min_packs, size_t smem, Ker
 }
 /// [occupancy_block]
 
+/// Rows from which a warp per row keeps every SM busy on long rows: 32 per SM, about the warps an
+/// SM holds of a warp kernel with a 16-bit row of 1025-3072 columns in registers. Chapters 09 and
+/// 12 take their warp path past 1024 columns only from this many rows; fewer rows take a block
+/// per row, which spreads each row over more threads. 0 without a device.
+inline int64_t long_warp_rows_min() {
+  static const int64_t rows = [] {
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return int64_t(0);
+    }
+    return 32 * int64_t(sms);
+  }();
+  return rows;
+}
+
 /// The device's opt-in shared memory per block, in bytes (0 without a device).
 inline int smem_per_block_optin() {
   int dev = 0, optin = 0;
