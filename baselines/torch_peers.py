@@ -2,7 +2,8 @@
 """The PyTorch peer: eager PyTorch timed by the course's method, written in the harness's JSON.
 
 For each launch: the L2 flushed by a memset of twice its size (outside the timed region), one
-CUDA event pair around the call alone; 10 flushed warm-ups, then the median of 25 timed calls.
+CUDA event pair around the call alone; flushed warm-ups (at least 10, and for at least 50 ms, as
+the harness: COURSE_WARMUP_MS overrides the time), then the median of 25 timed calls.
 Bandwidth is the course's bytes model (common/course/ops.cpp) over the median, and a percentage of
 a 4 GiB device-to-device copy measured in the same process. Benchmark names follow the harness:
 op/torch/dtype/rows:R/cols:C.
@@ -23,6 +24,7 @@ import sys
 import time
 
 WARMUP, ITERS = 10, 25
+WARMUP_MS = 50.0  # the harness's kWarmupMs (common/course/bench.cu)
 STANDARD = ([49152], [32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 32768])
 LONG = ([128], [2048, 8192, 32768, 131072, 524288, 2097152, 4194304])
 FLAT = ([1], [1 << 20, 1 << 24, 1 << 28])
@@ -79,9 +81,20 @@ def main():
         stop.synchronize()
         return start.elapsed_time(stop) * 1e-3
 
+    env_ms = os.environ.get("COURSE_WARMUP_MS", "")
+    try:
+        warmup_s = (float(env_ms) if env_ms else WARMUP_MS) * 1e-3
+    except ValueError:
+        warmup_s = -1.0
+    if not 0 <= warmup_s <= 60:
+        print(f"COURSE_WARMUP_MS must be a number of milliseconds in [0, 60000], got '{env_ms}'", file=sys.stderr)
+        return 2
+
     def measure(fn, iters):
-        for _ in range(WARMUP):
+        t0, n = time.perf_counter(), 0
+        while n < WARMUP or time.perf_counter() - t0 < warmup_s:  # as the harness's EventPair::warm_up
             timed(fn)
+            n += 1
         t = sorted(timed(fn) for _ in range(iters))
         med = t[len(t) // 2] if len(t) % 2 else 0.5 * (t[len(t) // 2 - 1] + t[len(t) // 2])
         q = lambda p: t[min(len(t) - 1, max(0, int(round(p * (len(t) - 1)))))]
@@ -204,8 +217,8 @@ def main():
            "cuda_runtime_version": torch.version.cuda or "", "cudnn_version": str(torch.backends.cudnn.version()),
            "git_commit": git_commit(), "copy_bytes_per_second": f"{copy_bps:.6g}",
            "copy_method": f"torch copy_ device-to-device of {copy_bytes / 1e9:.1f} GB, bytes read + written, median of {ITERS}",
-           "timing_method": f"L2 flushed (memset of 2x L2) before each launch, one event pair per launch, {WARMUP} "
-                            f"warm-up launches (flushed), median of {iters}",
+           "timing_method": f"L2 flushed (memset of 2x L2) before each launch, one event pair per launch, at least "
+                            f"{WARMUP} warm-up launches (flushed) and {warmup_s * 1e3:g} ms of them, median of {iters}",
            "sweep": "quick" if args.quick else "standard"}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

@@ -1,6 +1,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +18,30 @@ namespace course {
 
 namespace {
 
-constexpr int kWarmup = 10;  // each as timed: L2 flush, then the launch
+constexpr int kWarmup = 10;  // at least, each as timed: L2 flush, then the launch
+// ... and for at least this long, so that the GPU has left any idle state before the first timed
+// launch (docs/harness.md: "Warm-up"). COURSE_WARMUP_MS overrides it (0: the count alone).
+constexpr double kWarmupMs = 50;
+
+double warmup_seconds() {
+  static const double s = [] {
+    const char* e = std::getenv("COURSE_WARMUP_MS");
+    char* end = nullptr;
+    const double ms = e && *e ? std::strtod(e, &end) : kWarmupMs;
+    require(!(e && *e) || (end && *end == '\0' && ms >= 0 && ms <= 60000),
+            "COURSE_WARMUP_MS must be a number of milliseconds in [0, 60000], got '", e ? e : "", "'");
+    return ms * 1e-3;
+  }();
+  return s;
+}
+
+std::string warmup_text() {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "at least %d warm-up launches (flushed) and %g ms of them", kWarmup,
+                warmup_seconds() * 1e3);
+  return buf;
+}
+
 constexpr int kIterations = 25;
 constexpr int kQuickIterations = 10;
 
@@ -56,6 +80,16 @@ class EventPair {
     return ms * 1e-3;
   }
 
+  // Untimed launches, exactly as the timed ones: at least kWarmup of them, and for at least
+  // warmup_seconds() of wall time.
+  template <typename F>
+  void warm_up(F&& launch, L2Flusher& l2, cudaStream_t s) {
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    for (int i = 0; i < kWarmup || std::chrono::duration<double>(clock::now() - t0).count() < warmup_seconds(); ++i)
+      time(launch, l2, s);
+  }
+
  private:
   cudaEvent_t start_, stop_;
 };
@@ -70,7 +104,7 @@ double measure_copy_bandwidth(L2Flusher& l2, cudaStream_t s, size_t* bytes_used)
   CUDA_CHECK(cudaMemsetAsync(a.get(), 1, bytes, s));
   auto copy = [&] { CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s)); };
   EventPair ev;
-  for (int i = 0; i < kWarmup; ++i) ev.time(copy, l2, s);
+  ev.warm_up(copy, l2, s);
   std::vector<double> t;
   for (int i = 0; i < kIterations; ++i) t.push_back(ev.time(copy, l2, s));
   *bytes_used = bytes;
@@ -124,7 +158,7 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
     a.workspace_bytes = ws_bytes;
     auto launch = [&] { v.launch(a, ctx.stream); };
     EventPair ev;
-    for (int i = 0; i < kWarmup; ++i) ev.time(launch, *ctx.l2, ctx.stream);  // warm-up, the same loop untimed
+    ev.warm_up(launch, *ctx.l2, ctx.stream);
     std::vector<double> samples;
     for (auto _ : state) {
       samples.push_back(ev.time(launch, *ctx.l2, ctx.stream));
@@ -174,6 +208,7 @@ std::string git_commit() {
 }
 
 int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev, const char* argv0) {
+  warmup_seconds();  // a bad COURSE_WARMUP_MS fails here, before any timing
   cudaStream_t s;
   CUDA_CHECK(cudaStreamCreate(&s));
   static std::unique_ptr<L2Flusher> l2;  // lives until the process ends, past RunSpecifiedBenchmarks
@@ -246,7 +281,7 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   benchmark::AddCustomContext("timing_method", "L2 flushed (" + std::string(l2->method()) +
                                                    " of 2x L2) before each launch, one event pair per "
                                                    "launch, " +
-                                                   std::to_string(kWarmup) + " warm-up launches (flushed), median of " +
+                                                   warmup_text() + ", median of " +
                                                    std::to_string(ctx.iterations));
   benchmark::AddCustomContext("sweep", opt.rows ? "single" : opt.quick ? "quick" : "standard");
   benchmark::AddCustomContext("skipped_for_memory", std::to_string(skipped));
