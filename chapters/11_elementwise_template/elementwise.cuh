@@ -25,7 +25,7 @@ constexpr int kBlock = 256;
 // elements against one pack per thread (the lesson's measurement), so the cap here only guards
 // the grid limit.
 constexpr int64_t kMaxWaves = int64_t(1) << 20;
-// Packs per thread per step: 0 picks by pack width (below).
+// Packs per thread per step: 0 picks by pack width and size (launch, unroll_pays).
 constexpr int kUnroll = 0;
 
 /// [factory]
@@ -98,22 +98,40 @@ __global__ void __launch_bounds__(kBlock)
 // rounded up to whole waves (a wave: the SMs times the blocks of kBlock threads each SM holds) so
 // that the last wave is not a partial one.
 // Only a grid past max_waves waves (or the hardware's 2^31 - 1 blocks) makes threads loop.
-inline unsigned grid_size(int64_t n_packs, int unroll, int64_t max_waves) {
-  static const int64_t resident_blocks = [] {
+// One wave: the blocks of kBlock threads the GPU holds at once (asked once).
+inline int64_t resident_blocks() {
+  static const int64_t blocks = [] {
     int dev = 0, threads_per_sm = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
     return int64_t(course::sm_count()) * (threads_per_sm / kBlock);
   }();
+  return blocks;
+}
+
+inline unsigned grid_size(int64_t n_packs, int unroll, int64_t max_waves) {
   // One pack per thread while that fits in one wave: unrolling a small tensor would only leave
   // SMs idle (2^20 fp16 elements are 512 blocks of one pack per thread, 128 blocks of four).
   const int64_t one_each = std::max<int64_t>(1, course::ceil_div(n_packs, kBlock));
-  if (one_each <= resident_blocks) return unsigned(one_each);
+  if (one_each <= resident_blocks()) return unsigned(one_each);
   const int64_t needed = course::ceil_div(n_packs, int64_t(kBlock) * unroll);
-  const int64_t waves = std::min(course::ceil_div(needed, resident_blocks), max_waves);
-  return unsigned(std::min<int64_t>(waves * resident_blocks, (int64_t(1) << 31) - 1));
+  const int64_t waves = std::min(course::ceil_div(needed, resident_blocks()), max_waves);
+  return unsigned(std::min<int64_t>(waves * resident_blocks(), (int64_t(1) << 31) - 1));
 }
 /// [grid]
+
+/// [unroll_pays]
+// Four packs per thread hide a 16-bit unary functor's arithmetic on large tensors, but they divide
+// the grid by four: on a tensor of a few waves that leaves the SMs less work to overlap than it
+// hides. Unroll only when the grid keeps at least kUnrollMinWaves waves. On the H100 (tuning runs,
+// not kept as data): GELU fp16 at 2^24 elements (8 waves of one pack per thread) ran about 6%
+// faster with one pack per thread than with four (2 waves); at 2^28 (31 waves with four) the
+// four-pack kernel is the faster (the lesson's unroll1 comparison).
+constexpr int64_t kUnrollMinWaves = 8;
+inline bool unroll_pays(int64_t n_packs, int unroll) {
+  return n_packs >= int64_t(unroll) * kUnrollMinWaves * resident_blocks() * kBlock;
+}
+/// [unroll_pays]
 
 /// The widest pack (at most 16 bytes of the widest type) to which every pointer is aligned.
 template <typename R, typename... In>
@@ -146,11 +164,18 @@ void launch(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... 
   const int pack = aligned_pack(kPack, y, x...);
   // A unary op on 8-element packs (16-bit types) carries twice the arithmetic per byte of a
   // 4-element one: four packs in flight per thread hide it (GELU fp16 at 2^28 elements: 92% -> 97%
-  // of the copy). With two or three inputs the loads in flight are there already, and the extra
-  // registers cost more than they bring (fma fp16 at 2^28: 103% one pack per thread, 96% four).
-  constexpr int kU = kUnroll_ > 0 ? kUnroll_ : (kPack == 8 && sizeof...(In) == 1 ? 4 : 1);
+  // of the copy), on tensors large enough (unroll_pays). With two or three inputs the loads in
+  // flight are there already, and the extra registers cost more than they bring (fma fp16 at 2^28:
+  // 103% one pack per thread, 96% four).
+  constexpr int kU = kUnroll_ > 0 ? kUnroll_ : 1;
+  constexpr bool kMayUnroll = kUnroll_ == 0 && kPack == 8 && sizeof...(In) == 1;
   if constexpr (kPack >= 8) {
-    if (pack == 8) return run<8, kU, kWaves>(stream, factory, n, y, x...);
+    if (pack == 8) {
+      if constexpr (kMayUnroll) {
+        if (unroll_pays(n / 8, 4)) return run<8, 4, kWaves>(stream, factory, n, y, x...);
+      }
+      return run<8, kU, kWaves>(stream, factory, n, y, x...);
+    }
   }
   if constexpr (kPack >= 4) {
     if (pack == 4) return run<4, kU, kWaves>(stream, factory, n, y, x...);

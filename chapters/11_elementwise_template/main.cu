@@ -181,6 +181,19 @@ bool check_narrow_all(cudaStream_t s, std::string* detail) {
 }
 /// [exhaustive_narrow]
 
+// The element counts on each side of the 16-bit unary unroll threshold (elementwise.cuh,
+// unroll_pays): four packs per thread from 4 x kUnrollMinWaves waves of 8-element packs. None
+// without a device (the threshold is the device's).
+std::vector<std::pair<int64_t, int64_t>> unroll_boundary() {
+  int dev = 0, count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return {};
+  }
+  const int64_t t = 8 * 4 * ew::kUnrollMinWaves * ew::resident_blocks() * ew::kBlock;
+  return {{1, t - 1}, {1, t}, {1, t + 9}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,20 +201,26 @@ int main(int argc, char** argv) {
   using course::Op;
   course::Chapter ch("11_elementwise_template", "A generic elementwise template: packs, tail, half2, waves");
   const course::Limits any{0, {}, "any count (rows x cols as one flat array); misaligned pointers: narrower packs"};
+  // 16-bit unary ops also switch to four packs per thread on large tensors: checked at the switch.
+  const course::Limits unary16{0,
+                               {},
+                               "any count; misaligned pointers: narrower packs; four packs per thread from " +
+                                   std::to_string(4 * ew::kUnrollMinWaves) + " waves of one",
+                               unroll_boundary()};
   const course::Limits scalar{0, {}, "any count; one element per thread (the comparison for packs)"};
   ch.add(Op::relu, "pack", DType::f32, relu<float>, any);
-  ch.add(Op::relu, "pack", DType::f16, relu<__half>, any);
-  ch.add(Op::relu, "pack", DType::bf16, relu<__nv_bfloat16>, any);
+  ch.add(Op::relu, "pack", DType::f16, relu<__half>, unary16);
+  ch.add(Op::relu, "pack", DType::bf16, relu<__nv_bfloat16>, unary16);
   ch.add(Op::gelu, "pack", DType::f32, gelu<float>, any);
-  ch.add(Op::gelu, "pack", DType::f16, gelu<__half>, any);
-  ch.add(Op::gelu, "pack", DType::bf16, gelu<__nv_bfloat16>, any);
+  ch.add(Op::gelu, "pack", DType::f16, gelu<__half>, unary16);
+  ch.add(Op::gelu, "pack", DType::bf16, gelu<__nv_bfloat16>, unary16);
   ch.add(Op::gelu, "scalar", DType::f32, gelu<float, 1>, scalar);
   ch.add(Op::gelu, "scalar", DType::f16, gelu<__half, 1>, scalar);
   ch.add(Op::gelu, "waves32", DType::f32, gelu<float, 16, 32>,
          {0, {}, "any count; the grid capped at 32 waves, threads looping (OneFlow's choice)"});
   ch.add(Op::scale, "pack", DType::f32, scale<float>, any);
-  ch.add(Op::scale, "pack", DType::f16, scale<__half>, any);
-  ch.add(Op::scale, "pack", DType::bf16, scale<__nv_bfloat16>, any);
+  ch.add(Op::scale, "pack", DType::f16, scale<__half>, unary16);
+  ch.add(Op::scale, "pack", DType::bf16, scale<__nv_bfloat16>, unary16);
   ch.add(Op::mul, "pack", DType::f32, mul<float>, any);
   ch.add(Op::mul, "pack", DType::f16, mul<__half>, any);
   ch.add(Op::mul, "pack", DType::bf16, mul<__nv_bfloat16>, any);

@@ -98,8 +98,8 @@ namespace detail {
 
 template <typename T, typename Convert, int kPack, int kColsPerThread, int kWidth>
 void launch_softmax_warp(const Args& a, cudaStream_t stream) {
-  // Two rows per group when a row gives each lane at most four loads: more loads in flight.
-  constexpr int kRows = (kColsPerThread / kPack <= 4 && kColsPerThread <= 16) ? 2 : 1;
+  // Several rows per group when a row gives each lane only a few loads (warp_dispatch.cuh).
+  constexpr int kRows = rows_per_group<kPack, kColsPerThread>();
   constexpr int kRowsPerBlock = kWarpSoftmaxBlock / kWidth * kRows;
   const auto blocks =
       static_cast<unsigned>(grid_blocks(a.rows, kRowsPerBlock, sm_count(), 2048 / kWarpSoftmaxBlock, 8));
