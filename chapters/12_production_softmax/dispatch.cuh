@@ -55,14 +55,16 @@ inline unsigned row_blocks(int64_t rows, int resident_per_sm) {
 }
 
 /// [warp_launch]
-// Short rows go several to a group (course::rows_per_group: four rows at up to two loads per lane,
-// two at up to four packs), for more loads in flight per lane; kInputs is the tensors a kernel
-// reads (the backward reads two). kMinPacks > 1 gives short rows narrower groups, each lane
-// holding more.
-template <int kMinPacks, int kPack, int kColsPerLane, int kInputs = 1, typename F>
+// Short rows go two to a group (course::rows_per_group, at most two rows: up to four packs and 16
+// columns per lane), for more loads in flight per lane. Chapter 04's four rows per group were
+// measured here too (all of this chapter's warp kernels, at 9fe96bb; the run is not kept as data):
+// they lost at the shortest 16-bit rows (32 columns: a grid of 384 blocks) and on the backward's
+// rows of 32-256 columns, so this chapter keeps two. kMinPacks > 1 gives short rows narrower
+// groups, each lane holding more.
+template <int kMinPacks, int kPack, int kColsPerLane, typename F>
 void warp_shape(int64_t cols, F&& f) {
   course::dispatch_warp_shape_min<kPack, kMinPacks, kColsPerLane>(cols, [&](auto cpt, auto width) {
-    constexpr int kRows = course::rows_per_group<kPack, decltype(cpt)::value, kInputs>();
+    constexpr int kRows = course::rows_per_group<kPack, decltype(cpt)::value, 2>();
     f(cpt, width, std::integral_constant<int, kRows>{});
   });
 }
@@ -369,7 +371,7 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
     constexpr int kPack = decltype(p)::value;
     const int64_t rows = a.rows, cols = a.cols;
     if (path == Path::warp) {
-      warp_shape<1, kPack, kWarpColsPerLane<T>, 2>(cols, [&](auto cpt, auto width, auto rows_per_group) {
+      warp_shape<1, kPack, kWarpColsPerLane<T>>(cols, [&](auto cpt, auto width, auto rows_per_group) {
         constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
         constexpr int kRows = decltype(rows_per_group)::value;
         const auto blocks = unsigned(

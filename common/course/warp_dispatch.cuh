@@ -47,15 +47,16 @@ void dispatch_warp_shape(int64_t cols, F&& f) {
 
 /// [rows_per_group]
 /// Rows a group of lanes takes at once. A lane that holds little of a row takes several rows, so
-/// that it has more loads in flight: four rows while it loads at most two packs of a row (kInputs
-/// tensors read, kColsPerThread <= 8), two rows up to four packs (16 columns), else one. On the
-/// H100 (chapter 04, f32; a tuning run, not kept as data) four rows instead of two gave 2-4% at
-/// 64-256 columns and cost about 1% at 512 (four packs per lane), where two rows stay.
-template <int kPack, int kColsPerThread, int kInputs = 1>
+/// that it has more loads in flight: four rows while it loads at most two packs of a row
+/// (kColsPerThread <= 8), two rows up to four packs (16 columns), else one; never more
+/// than kMaxRows. On the H100 (chapter 04, f32; a tuning run, not kept as data) four rows instead of
+/// two gave 2-4% at 64-256 columns and cost about 1% at 512 (four packs per lane), where two rows
+/// stay.
+template <int kPack, int kColsPerThread, int kMaxRows = 4>
 constexpr int rows_per_group() {
   constexpr int kPacks = kColsPerThread / kPack;
-  if (kPacks * kInputs <= 2 && kColsPerThread <= 8) return 4;
-  if (kPacks <= 4 && kColsPerThread <= 16) return 2;
+  if (kMaxRows >= 4 && kPacks <= 2 && kColsPerThread <= 8) return 4;
+  if (kMaxRows >= 2 && kPacks <= 4 && kColsPerThread <= 16) return 2;
   return 1;
 }
 /// [rows_per_group]
