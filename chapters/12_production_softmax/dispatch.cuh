@@ -59,8 +59,9 @@ inline unsigned row_blocks(int64_t rows, int resident_per_sm) {
 // columns per lane), for more loads in flight per lane. Chapter 04's four rows per group were
 // measured here too (all of this chapter's warp kernels, at 9fe96bb; the run is not kept as data):
 // they lost at the shortest 16-bit rows (32 columns: a grid of 384 blocks) and on the backward's
-// rows of 32-256 columns, so this chapter keeps two. kMinPacks > 1 gives short rows narrower
-// groups, each lane holding more.
+// rows of 32-256 columns. Four rows for full-warp groups only, A/B against two in one session
+// (also not kept): level on the forward, 10% slower on the 16-bit backward at 256 columns. So this
+// chapter keeps two. kMinPacks > 1 gives short rows narrower groups, each lane holding more.
 template <int kMinPacks, int kPack, int kColsPerLane, typename F>
 void warp_shape(int64_t cols, F&& f) {
   course::dispatch_warp_shape_min<kPack, kMinPacks, kColsPerLane>(cols, [&](auto cpt, auto width) {
