@@ -2,8 +2,7 @@
 /// @brief Chapter 12: the production softmax. One launcher per operation, the storage type a
 /// template parameter (float, __half, __nv_bfloat16; fp32 arithmetic), the path chosen per shape
 /// from the device's properties (dispatch.cuh). Every launcher has the harness's signature: it
-/// validates its arguments (UsageError on bad ones) and launches on `stream`. Inputs (x, dy, the
-/// mask) are read through the read-only data path: they must not overlap the output.
+/// validates its arguments (UsageError on bad ones) and launches on `stream`.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -28,8 +28,6 @@ constexpr int kPiece = kPack * int(sizeof(T)) > 16 ? int(16 / sizeof(T)) : kPack
 /// load() is fetch() then convert(): fetch() only issues the loads and returns the registers as
 /// loaded (`Fetched`, the storage type); convert() does the arithmetic. A kernel that holds a
 /// row in registers holds it fetched: half the registers of fp32 for a 16-bit row.
-/// The loads take the read-only data path (course::load_pack_ro): the input must not overlap the
-/// output.
 template <typename T>
 struct DirectLoad {
   using Cache = T;
@@ -45,7 +43,7 @@ struct DirectLoad {
     Fetched<kPack> f;
 #pragma unroll
     for (int i = 0; i < kPack / Fetched<kPack>::kP; ++i)
-      f.piece[i] = course::load_pack_ro<T, Fetched<kPack>::kP>(src + row * row_size + col + i * Fetched<kPack>::kP);
+      f.piece[i] = course::load_pack<T, Fetched<kPack>::kP>(src + row * row_size + col + i * Fetched<kPack>::kP);
     return f;
   }
   template <int kPack>
@@ -95,7 +93,7 @@ struct ScaleMaskLoad {
   template <int kPack>
   __device__ __forceinline__ Fetched<kPack> fetch(int64_t row, int64_t col) const {
     return {DirectLoad<T>{src, row_size}.template fetch<kPack>(row, col),
-            course::load_pack_ro<uint8_t, kPack>(mask + row * row_size + col)};
+            course::load_pack<uint8_t, kPack>(mask + row * row_size + col)};
   }
   template <int kPack>
   __device__ __forceinline__ void convert(const Fetched<kPack>& f, float* dst) const {
