@@ -128,9 +128,9 @@ inline unsigned grid_size(int64_t n_packs, int unroll, int64_t max_waves) {
 // faster with one pack per thread than with four (2 waves); at 2^28 (31 waves with four) the
 // four-pack kernel is the faster (the lesson's unroll1 comparison).
 constexpr int64_t kUnrollMinWaves = 8;
-inline bool unroll_pays(int64_t n_packs, int unroll) {
-  return n_packs >= int64_t(unroll) * kUnrollMinWaves * resident_blocks() * kBlock;
-}
+// The fewest packs for which `unroll` packs per thread still leave kUnrollMinWaves waves.
+inline int64_t unroll_min_packs(int unroll) { return int64_t(unroll) * kUnrollMinWaves * resident_blocks() * kBlock; }
+inline bool unroll_pays(int64_t n_packs, int unroll) { return n_packs >= unroll_min_packs(unroll); }
 /// [unroll_pays]
 
 /// The widest pack (at most 16 bytes of the widest type) to which every pointer is aligned.

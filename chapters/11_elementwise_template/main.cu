@@ -190,7 +190,7 @@ std::vector<std::pair<int64_t, int64_t>> unroll_boundary() {
     cudaGetLastError();
     return {};
   }
-  const int64_t t = 8 * 4 * ew::kUnrollMinWaves * ew::resident_blocks() * ew::kBlock;
+  const int64_t t = 8 * ew::unroll_min_packs(4);  // elements: 8-element packs
   return {{1, t - 1}, {1, t}, {1, t + 9}};
 }
 
