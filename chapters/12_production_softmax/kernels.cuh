@@ -52,15 +52,16 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity)
 /// calling f(p, values). kUnroll packs are loaded before any is used: several 16-byte loads in
 /// flight per thread rather than one, which is what a block needs to cover the memory latency
 /// when it is one of few on its SM (few rows, or long ones). Four packs of up to 4 floats, two of
-/// 8 (16-bit): their registers cost occupancy.
-template <int kBlock, int kPack, int kUnroll = (kPack >= 8 ? 2 : 4), typename Load, typename F>
+/// 8 (16-bit): their registers cost occupancy. kReadOnly: through the read-only data path.
+template <int kBlock, int kPack, int kUnroll = (kPack >= 8 ? 2 : 4), bool kReadOnly = false, typename Load,
+          typename F>
 __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int64_t first, int64_t count, F&& f) {
   for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
     float v[kUnroll][kPack];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
-      if (p < count) load.template load<kPack>(v[u], row, (first + p) * kPack);
+      if (p < count) load.template load<kPack, kReadOnly>(v[u], row, (first + p) * kPack);
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -91,16 +92,22 @@ __device__ __forceinline__ float finish(float v, float m, float k, bool log) {
 /// 512 and 1024 columns held fetched ran 1-4% slower) and the long ones can. (One-element packs of
 /// a misaligned row fetch no fewer registers; the fused scale-and-mask load at 80 and 96 columns
 /// per lane then spills a few bytes: a fallback path.)
+///
+/// Held as fp32, a value can be replaced (keep): the softmax keeps each exponential in place of
+/// its input, so that the write pass multiplies instead of computing it again.
 template <typename Load, int kPack, int kPacks, bool kFetched = (kPacks * kPack > 32)>
 struct RowRegs {
+  static constexpr bool kFloat = true;
   float v[kPacks][kPack];
   __device__ __forceinline__ void fetch(const Load& load, int p, int64_t row, int64_t col) {
     load.template load<kPack>(v[p], row, col);
   }
   __device__ __forceinline__ const float* get(const Load&, int p, float*) const { return v[p]; }
+  __device__ __forceinline__ void keep(int p, int j, float e) { v[p][j] = e; }
 };
 template <typename Load, int kPack, int kPacks>
 struct RowRegs<Load, kPack, kPacks, true> {
+  static constexpr bool kFloat = false;
   typename Load::template Fetched<kPack> x[kPacks];
   __device__ __forceinline__ void fetch(const Load& load, int p, int64_t row, int64_t col) {
     x[p] = load.template fetch<kPack>(row, col);
@@ -109,13 +116,15 @@ struct RowRegs<Load, kPack, kPacks, true> {
     load.template convert<kPack>(x[p], tmp);
     return tmp;
   }
+  __device__ __forceinline__ void keep(int, int, float) {}  // nothing to keep: converted on each pass
 };
 /// [row_regs]
 
 /// [warp_kernel]
 /// Chapter 04's warp kernel with functors, and log-softmax as a flag (a uniform branch). Every
 /// load of the group's rows is issued before any is used; the row stays in registers (RowRegs)
-/// for the three passes: max, sum of exponentials, write.
+/// for the three passes: max, sum of exponentials, write. Where the row is held as fp32, the
+/// softmax keeps the exponentials from the sum pass, as chapter 04 does: one `expf` per element.
 template <typename Load, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
 __global__ void __launch_bounds__(kWarpBlock)
     softmax_warp_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
@@ -129,6 +138,7 @@ __global__ void __launch_bounds__(kWarpBlock)
   auto here = [&](int64_t row, int p) { return row < rows && col_of(p) < cols; };
 
   RowRegs<Load, kPack, kPacks> x[kRows];
+  const bool keep_exp = RowRegs<Load, kPack, kPacks>::kFloat && !log;
   for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
@@ -157,7 +167,11 @@ __global__ void __launch_bounds__(kWarpBlock)
         if (!here(row0 + r, p)) continue;
         const float* v = x[r].get(load, p, tmp);
 #pragma unroll
-        for (int j = 0; j < kPack; ++j) s[r] += expf(v[j] - m[r]);
+        for (int j = 0; j < kPack; ++j) {
+          const float e = expf(v[j] - m[r]);
+          s[r] += e;
+          if (keep_exp) x[r].keep(p, j, e);
+        }
       }
     }
 #pragma unroll
@@ -170,7 +184,7 @@ __global__ void __launch_bounds__(kWarpBlock)
         const float* v = x[r].get(load, p, tmp);
         float out[kPack];
 #pragma unroll
-        for (int j = 0; j < kPack; ++j) out[j] = finish(v[j], m[r], s[r], log);
+        for (int j = 0; j < kPack; ++j) out[j] = keep_exp ? v[j] * s[r] : finish(v[j], m[r], s[r], log);
         store.template store<kPack>(out, row0 + r, col_of(p));
       }
     }
@@ -215,6 +229,10 @@ struct RowCache {
 /// multiplies; with a narrower cache it computes the exponential again. Each thread revisits only
 /// its own packs, so the only barriers are the two reductions'. The launch bound asks for 1536
 /// resident threads (at most 40 registers), measured to spill nothing where 2048 (32) spills.
+/// The row is read through the read-only data path (x must not overlap y), each element once,
+/// into shared memory. Measured on the H100 (same-session A/B, not kept as data): fp32 at 16384
+/// columns +0.8%; the warp kernel with the same change lost up to 1% at 512 columns, so it keeps
+/// plain loads.
 template <typename C, typename Load, typename Store, int kPack, int kBlock>
 __global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
     softmax_smem_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
@@ -227,7 +245,7 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
     // A 16-bit row cached as fp32 loads one pack at a time: two would spill at 40 registers, and
     // four at 64 registers (fewer blocks) measured slower from 3072 to 16384 columns.
     constexpr int kUnroll = kKeepExp && kPack >= 8 ? 1 : (kPack >= 8 ? 2 : 4);
-    for_each_pack<kBlock, kPack, kUnroll>(load, row, 0, num_packs, [&](int64_t p, const float* v) {
+    for_each_pack<kBlock, kPack, kUnroll, true>(load, row, 0, num_packs, [&](int64_t p, const float* v) {
       cache.put(int(p), v);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);

@@ -28,6 +28,8 @@ constexpr int kPiece = kPack * int(sizeof(T)) > 16 ? int(16 / sizeof(T)) : kPack
 /// load() is fetch() then convert(): fetch() only issues the loads and returns the registers as
 /// loaded (`Fetched`, the storage type); convert() does the arithmetic. A kernel that holds a
 /// row in registers holds it fetched: half the registers of fp32 for a 16-bit row.
+/// kReadOnly takes the read-only data path (course::load_pack_ro), for a kernel whose input no
+/// thread writes while it may still be read (kernels.cuh says which do, and why).
 template <typename T>
 struct DirectLoad {
   using Cache = T;
@@ -38,12 +40,15 @@ struct DirectLoad {
     static constexpr int kP = kPiece<T, kPack>;
     course::Pack<T, kP> piece[kPack / kP];
   };
-  template <int kPack>
+  template <int kPack, bool kReadOnly = false>
   __device__ __forceinline__ Fetched<kPack> fetch(int64_t row, int64_t col) const {
+    constexpr int kP = Fetched<kPack>::kP;
     Fetched<kPack> f;
 #pragma unroll
-    for (int i = 0; i < kPack / Fetched<kPack>::kP; ++i)
-      f.piece[i] = course::load_pack<T, Fetched<kPack>::kP>(src + row * row_size + col + i * Fetched<kPack>::kP);
+    for (int i = 0; i < kPack / kP; ++i) {
+      const T* p = src + row * row_size + col + i * kP;
+      f.piece[i] = kReadOnly ? course::load_pack_ro<T, kP>(p) : course::load_pack<T, kP>(p);
+    }
     return f;
   }
   template <int kPack>
@@ -52,9 +57,9 @@ struct DirectLoad {
     for (int i = 0; i < kPack / Fetched<kPack>::kP; ++i)
       course::ScalarConvert<T>::to_floats(f.piece[i], dst + i * Fetched<kPack>::kP);
   }
-  template <int kPack>
+  template <int kPack, bool kReadOnly = false>
   __device__ __forceinline__ void load(float* dst, int64_t row, int64_t col) const {
-    convert<kPack>(fetch<kPack>(row, col), dst);
+    convert<kPack>(fetch<kPack, kReadOnly>(row, col), dst);
   }
 };
 
@@ -90,10 +95,11 @@ struct ScaleMaskLoad {
     typename DirectLoad<T>::template Fetched<kPack> x;
     course::Pack<uint8_t, kPack> m;
   };
-  template <int kPack>
+  template <int kPack, bool kReadOnly = false>
   __device__ __forceinline__ Fetched<kPack> fetch(int64_t row, int64_t col) const {
-    return {DirectLoad<T>{src, row_size}.template fetch<kPack>(row, col),
-            course::load_pack<uint8_t, kPack>(mask + row * row_size + col)};
+    const uint8_t* m = mask + row * row_size + col;
+    return {DirectLoad<T>{src, row_size}.template fetch<kPack, kReadOnly>(row, col),
+            kReadOnly ? course::load_pack_ro<uint8_t, kPack>(m) : course::load_pack<uint8_t, kPack>(m)};
   }
   template <int kPack>
   __device__ __forceinline__ void convert(const Fetched<kPack>& f, float* dst) const {
@@ -101,9 +107,9 @@ struct ScaleMaskLoad {
 #pragma unroll
     for (int j = 0; j < kPack; ++j) dst[j] = f.m.elem[j] ? -INFINITY : dst[j] * scale;
   }
-  template <int kPack>
+  template <int kPack, bool kReadOnly = false>
   __device__ __forceinline__ void load(float* dst, int64_t row, int64_t col) const {
-    convert<kPack>(fetch<kPack>(row, col), dst);
+    convert<kPack>(fetch<kPack, kReadOnly>(row, col), dst);
   }
 };
 /// [functors]
