@@ -4,9 +4,11 @@
 ///  log-softmax: dx = dy - exp(y) * sum(dy)
 /// One reduction per row, then an elementwise pass over both inputs: three tensors move (y and
 /// dy read, dx written). The same paths as the forward: a warp with both rows in registers, a
-/// block with both in shared memory, and a block that reads them twice.
+/// block with both in shared memory, a cluster of blocks sharing a row whose y and dy do not both
+/// fit in one block's shared memory, and a block that reads them twice.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -24,10 +26,11 @@ __device__ __forceinline__ float grad(float y, float dy, float sum, bool log) {
 }
 /// [backward_math]
 
-/// for_each_pack over two inputs read in step (y and dy): f(p, y values, dy values).
+/// for_each_pack over two inputs read in step (y and dy), packs [first, first + count) of the
+/// row: f(p, y values, dy values) with p counted from `first`.
 template <int kBlock, int kPack, typename LoadY, typename LoadDy, typename F>
-__device__ __forceinline__ void for_each_pack2(const LoadY& load_y, const LoadDy& load_dy, int64_t row, int64_t count,
-                                               F&& f) {
+__device__ __forceinline__ void for_each_pack2(const LoadY& load_y, const LoadDy& load_dy, int64_t row, int64_t first,
+                                               int64_t count, F&& f) {
   constexpr int kUnroll = 2;
   for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
     float y[kUnroll][kPack], dy[kUnroll][kPack];
@@ -35,8 +38,8 @@ __device__ __forceinline__ void for_each_pack2(const LoadY& load_y, const LoadDy
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
       if (p < count) {
-        load_y.template load<kPack>(y[u], row, p * kPack);
-        load_dy.template load<kPack>(dy[u], row, p * kPack);
+        load_y.template load<kPack>(y[u], row, (first + p) * kPack);
+        load_dy.template load<kPack>(dy[u], row, (first + p) * kPack);
       }
     }
 #pragma unroll
@@ -111,7 +114,7 @@ __global__ void __launch_bounds__(kBlock)
                                                     int(num_packs)};
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     float s = 0;
-    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, num_packs, [&](int64_t p, const float* y, const float* dy) {
+    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, 0, num_packs, [&](int64_t p, const float* y, const float* dy) {
       cy.put(int(p), y);
       if constexpr (kCacheDy) cdy.put(int(p), dy);
 #pragma unroll
@@ -134,6 +137,60 @@ __global__ void __launch_bounds__(kBlock)
 
 /// [backward_smem]
 
+/// [backward_cluster]
+/// Rows whose y and dy do not both fit in one block's shared memory: a cluster of `csize` blocks
+/// (launch attribute) shares a row, block `rank` caching packs [rank * chunk_packs, (rank + 1) *
+/// chunk_packs) of both. Each block sums its chunk; the blocks then read each other's partial
+/// sums through distributed shared memory (every block adds them in the same order, so all get
+/// the same sum) and write dx from their caches. y and dy are read once, in one launch: the
+/// alternative, y cached and dy read a second time, moves a fourth tensor. Needs sm_90.
+template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    softmax_backward_cluster_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t cols, int64_t chunk_packs,
+                                    size_t dy_offset, bool log) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int csize = int(cluster.num_blocks());
+  const int64_t row = blockIdx.x / csize;
+  const int64_t first = int64_t(cluster.block_rank()) * chunk_packs;
+  const int64_t left = cols / kPack - first;  // the last blocks of a short row may get no packs
+  const int64_t count = left < chunk_packs ? (left > 0 ? left : 0) : chunk_packs;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const RowCache<typename LoadY::Cache, kPack> cy{reinterpret_cast<typename LoadY::Cache*>(smem), int(count)};
+  const RowCache<typename LoadDy::Cache, kPack> cdy{reinterpret_cast<typename LoadDy::Cache*>(smem + dy_offset),
+                                                    int(count)};
+  __shared__ float mine;
+
+  float s = 0;
+  for_each_pack2<kBlock, kPack>(load_y, load_dy, row, first, count, [&](int64_t p, const float* y, const float* dy) {
+    cy.put(int(p), y);
+    cdy.put(int(p), dy);
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
+  });
+  s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
+  if (threadIdx.x == 0) mine = s;
+  cluster.sync();  // every block's partial sum is published
+  {
+    const int lane = threadIdx.x % 32;  // each warp adds the cluster's sums, lane r reading block r's
+    s = course::group_sum<32>(lane < csize ? *cluster.map_shared_rank(&mine, lane) : 0.0f, 0xffffffffu);
+  }
+  cluster.sync();  // no block leaves (freeing its `mine`) while another may still read it
+  for (int64_t p = threadIdx.x; p < count; p += kBlock) {
+    float y[kPack], dy[kPack];
+    cy.get(int(p), y);
+    cdy.get(int(p), dy);
+#pragma unroll
+    for (int j = 0; j < kPack; ++j) y[j] = grad(y[j], dy[j], s, log);
+    store.template store<kPack>(y, row, (first + p) * kPack);
+  }
+#else
+  __trap();  // the host never launches it below sm_90 (see cluster_path_available)
+#endif
+}
+/// [backward_cluster]
+
 /// A block per row, nothing cached: y and dy read for the sum, then again to write dx.
 template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock>
 __global__ void __launch_bounds__(kBlock)
@@ -141,12 +198,12 @@ __global__ void __launch_bounds__(kBlock)
   const int64_t num_packs = cols / kPack;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     float s = 0;
-    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, num_packs, [&](int64_t, const float* y, const float* dy) {
+    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, 0, num_packs, [&](int64_t, const float* y, const float* dy) {
 #pragma unroll
       for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
     });
     s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
-    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, num_packs, [&](int64_t p, const float* y, const float* dy) {
+    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, 0, num_packs, [&](int64_t p, const float* y, const float* dy) {
       float out[kPack];
 #pragma unroll
       for (int j = 0; j < kPack; ++j) out[j] = grad(y[j], dy[j], s, log);

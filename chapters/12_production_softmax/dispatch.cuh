@@ -163,27 +163,25 @@ void launch_uncached(const Load& load, const Store& store, int64_t rows, int64_t
   CUDA_CHECK_LAUNCH();
 }
 
-/// [cluster_launch]
-// The cluster size: the smallest power of two that gives at least one block per SM over the
-// rows, doubled further (up to 16) until a block's chunk fits in shared memory. If it never
-// fits, the chunk is read twice instead (the second read mostly from L2). The occupancy API
-// confirms that such a cluster can be resident, else the size is halved.
-template <int kPack, int kBlock, bool kCached, typename Load, typename Store>
-bool try_cluster(const Load& load, const Store& store, int64_t rows, int64_t cols, int csize, bool log,
-                 cudaStream_t stream, bool launch) {
-  const auto kernel = softmax_cluster_kernel<Load, Store, kPack, kBlock, kCached>;
-  const int64_t chunk_packs = course::ceil_div(cols / kPack, csize);
-  const size_t smem = kCached ? cache_bytes<typename Load::Cache>(chunk_packs * kPack) : 0;
+/// Launches `kernel` (when `launch` is set) as `rows` clusters of `csize` blocks of `block` threads,
+/// each with `smem` bytes of dynamic shared memory, passing it `args`. Returns false, launching
+/// nothing, when such a cluster cannot be resident on this GPU. Whether it can is asked once per
+/// (kernel, cluster size, grid, shared memory): the query costs host time that would otherwise
+/// land in every launch. Clusters of more than 8 blocks are opted into once per kernel.
+template <typename Kernel, typename... Args>
+bool launch_clusters(Kernel kernel, int64_t rows, int csize, int block, size_t smem, cudaStream_t stream, bool launch,
+                     Args... args) {
   const size_t static_bytes = course::allow_max_smem(kernel);
-  if (kCached && smem + static_bytes > size_t(course::smem_per_block_optin())) return false;
-  static const bool non_portable = [&] {  // once per kernel: 16-block clusters are opt-in
+  if (smem + static_bytes > size_t(course::smem_per_block_optin())) return false;
+  const void* id = reinterpret_cast<const void*>(kernel);
+  static std::map<const void*, bool> opted;
+  if (!opted[id]) {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    return true;
-  }();
-  (void)non_portable;
+    opted[id] = true;
+  }
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(unsigned(rows * csize));
-  cfg.blockDim = dim3(kBlock);
+  cfg.blockDim = dim3(unsigned(block));
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];
@@ -193,10 +191,8 @@ bool try_cluster(const Load& load, const Store& store, int64_t rows, int64_t col
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  // Whether such a cluster can be resident, asked once per (cluster size, grid, shared memory):
-  // the query costs host time that would otherwise land in every launch.
-  static std::map<std::tuple<int, unsigned, size_t>, bool> fits;
-  const auto key = std::make_tuple(csize, cfg.gridDim.x, smem);
+  static std::map<std::tuple<const void*, int, unsigned, size_t>, bool> fits;
+  const auto key = std::make_tuple(id, csize, cfg.gridDim.x, smem);
   auto known = fits.find(key);
   if (known == fits.end()) {
     int clusters = 0;
@@ -206,10 +202,24 @@ bool try_cluster(const Load& load, const Store& store, int64_t rows, int64_t col
   }
   if (!known->second) return false;
   if (launch) {
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, load, store, cols, chunk_packs, log));
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
     CUDA_CHECK_LAUNCH();
   }
   return true;
+}
+
+/// [cluster_launch]
+// The cluster size: the smallest power of two that gives at least one block per SM over the
+// rows, doubled further (up to 16) until a block's chunk fits in shared memory. If it never
+// fits, the chunk is read twice instead (the second read mostly from L2). The occupancy API
+// confirms that such a cluster can be resident, else the size is halved.
+template <int kPack, int kBlock, bool kCached, typename Load, typename Store>
+bool try_cluster(const Load& load, const Store& store, int64_t rows, int64_t cols, int csize, bool log,
+                 cudaStream_t stream, bool launch) {
+  const int64_t chunk_packs = course::ceil_div(cols / kPack, csize);
+  const size_t smem = kCached ? cache_bytes<typename Load::Cache>(chunk_packs * kPack) : 0;
+  return launch_clusters(softmax_cluster_kernel<Load, Store, kPack, kBlock, kCached>, rows, csize, kBlock, smem,
+                         stream, launch, load, store, cols, chunk_packs, log);
 }
 
 template <int kPack, bool kCached, typename Load, typename Store>
@@ -336,79 +346,150 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
 }
 
 /// [backward_dispatch]
+/// The backward's cluster size for rows x cols stored as T: the smallest power of two from 2 to
+/// 16 that gives at least one block per SM over the rows (as the forward's) and whose chunks of
+/// y and dy both fit in a block's shared memory; 0 when none does or the GPU has no clusters.
+/// CH12_CLUSTER's SIZE, when set, overrides it (a measurement aid).
+template <typename T>
+int backward_cluster_size(int64_t rows, int64_t cols) {
+  if (!device_limits().clusters) return 0;
+  if (cluster_override().first >= 2) return cluster_override().first;
+  int csize = 2;
+  while (csize < 16 && rows * csize < course::sm_count()) csize *= 2;
+  for (; csize <= 16; csize *= 2)
+    if (course::ceil_div(cols, csize) <= cols_in_smem<T>(2)) return csize;
+  return 0;
+}
+
 /// The backward dispatch: warp while both rows fit in registers (past 1024 columns, with the
-/// forward's rows condition), then shared memory (y and dy when both fit, else y alone, dy read
+/// forward's rows condition), then shared memory while y and dy both fit in a block's, then a
+/// cluster whose blocks' shared memory holds both, then shared memory for y alone (dy read
 /// twice), then uncached (y and dy read twice).
 template <typename T>
 Path backward_path(int64_t rows, int64_t cols) {
   if (cols <= kWarpMaxCols<T> && (cols <= 32 * 32 || rows >= course::long_warp_rows_min())) return Path::warp;
+  if (cols <= cols_in_smem<T>(2)) return Path::smem;
+  if (backward_cluster_size<T>(rows, cols) > 0) return Path::cluster;
   if (cols <= cols_in_smem<T>(1)) return Path::smem;
   return Path::uncached;
 }
 /// [backward_dispatch]
 
+template <int kPack, typename T>
+void launch_backward_warp(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
+                          int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  warp_shape<1, kPack, kWarpColsPerLane<T>>(cols, [&](auto cpt, auto width, auto rows_per_group) {
+    constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
+    constexpr int kRows = decltype(rows_per_group)::value;
+    const auto blocks =
+        unsigned(course::grid_blocks(rows, kWarpBlock / kWidth * kRows, course::sm_count(), 2048 / kWarpBlock, 8));
+    softmax_backward_warp_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack, kCols, kWidth, kRows>
+        <<<blocks, kWarpBlock, 0, stream>>>(load_y, load_dy, store, rows, cols, log);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+template <int kPack, typename T>
+void launch_backward_smem(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
+                          int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  using L = DirectLoad<T>;
+  using S = DirectStore<T>;
+  auto launch = [&](auto cache_dy) {
+    constexpr bool kCacheDy = decltype(cache_dy)::value;
+    const size_t dy_offset = cache_bytes<T>(cols);
+    const size_t smem = kCacheDy ? 2 * dy_offset : dy_offset;
+    auto kernel_for = [&](auto block) {
+      return softmax_backward_smem_kernel<L, L, S, kPack, decltype(block)::value, kCacheDy>;
+    };
+    course::with_occupancy_block(cols / kPack, 4, smem, kernel_for, [&](auto block) {
+      constexpr int kBlock = decltype(block)::value;
+      const auto kernel = kernel_for(block);
+      const int resident = course::resident_threads(kernel, kBlock, smem) / kBlock;
+      kernel<<<row_blocks(rows, resident), kBlock, smem, stream>>>(load_y, load_dy, store, rows, cols, dy_offset,
+                                                                   log);
+      CUDA_CHECK_LAUNCH();
+    });
+  };
+  if (cols <= cols_in_smem<T>(2))
+    launch(std::true_type{});
+  else
+    launch(std::false_type{});
+}
+
+/// [backward_cluster_launch]
+/// A cluster of `csize` blocks per row, each caching its chunk of y and dy; the block size from
+/// occupancy as on the shared-memory path. False, launching nothing, when such a cluster cannot
+/// be resident.
+template <int kPack, typename T>
+bool launch_backward_cluster(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
+                             int64_t rows, int64_t cols, int csize, bool log, cudaStream_t stream) {
+  const int64_t chunk_packs = course::ceil_div(cols / kPack, csize);
+  const size_t dy_offset = cache_bytes<T>(chunk_packs * kPack);
+  const size_t smem = 2 * dy_offset;
+  auto kernel_for = [](auto block) {
+    return softmax_backward_cluster_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack, decltype(block)::value>;
+  };
+  bool ok = false;
+  course::with_occupancy_block(chunk_packs, 4, smem, kernel_for, [&](auto block) {
+    ok = launch_clusters(kernel_for(block), rows, csize, decltype(block)::value, smem, stream, true, load_y, load_dy,
+                         store, cols, chunk_packs, dy_offset, log);
+  });
+  return ok;
+}
+/// [backward_cluster_launch]
+
+template <int kPack, typename T>
+void launch_backward_uncached(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
+                              int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  constexpr int kBlock = 1024;
+  softmax_backward_uncached_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack, kBlock>
+      <<<row_blocks(rows, 2048 / kBlock), kBlock, 0, stream>>>(load_y, load_dy, store, rows, cols, log);
+  CUDA_CHECK_LAUNCH();
+}
+
+/// Largest cols of the backward's cluster path: 16 blocks, each caching its chunk of y and dy.
+template <typename T>
+int64_t backward_cluster_max_cols() {
+  return 16 * cols_in_smem<T>(2);
+}
+
 template <typename T>
 void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool log) {
   const course::Op op = log ? course::Op::log_softmax_backward : course::Op::softmax_backward;
-  course::require(path != Path::cluster, "the backward has no cluster path (warp, smem or uncached)");
   if (path == Path::warp) {
     if (!course::check_op_args(a, op, kWarpMaxCols<T>, warp_limit_text<T>().c_str())) return;
   } else if (path == Path::smem) {
     const int64_t max_cols = cols_in_smem<T>(1);
     const std::string why = "the shared-memory path holds y: cols <= " + std::to_string(max_cols);
     if (!course::check_op_args(a, op, max_cols, why.c_str())) return;
+  } else if (path == Path::cluster) {
+    course::require(device_limits().clusters, "the cluster path needs thread-block clusters (sm_90 or later)");
+    const int64_t max_cols = backward_cluster_max_cols<T>();
+    const std::string why = "the backward's cluster path holds y and dy in 16 blocks: cols <= " + std::to_string(max_cols);
+    if (!course::check_op_args(a, op, max_cols, why.c_str())) return;
+    course::require(a.rows <= int64_t(INT32_MAX) / 16, "rows = ", a.rows, ": the cluster path launches up to 16 blocks per row");
   } else if (!course::check_op_args(a, op)) {
     return;
   }
-  if (path == Path::automatic) path = backward_path<T>(a.rows, a.cols);
+  const bool automatic = path == Path::automatic;
+  if (automatic) path = backward_path<T>(a.rows, a.cols);
   const DirectLoad<T> load_y{static_cast<const T*>(a.x), a.cols};
   const DirectLoad<T> load_dy{static_cast<const T*>(a.dy), a.cols};
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   constexpr int kMax = 16 / sizeof(T);
   const int pack = pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}});
-  using L = DirectLoad<T>;
-  using S = DirectStore<T>;
   with_pack<kMax>(pack, [&](auto p) {
     constexpr int kPack = decltype(p)::value;
     const int64_t rows = a.rows, cols = a.cols;
-    if (path == Path::warp) {
-      warp_shape<1, kPack, kWarpColsPerLane<T>>(cols, [&](auto cpt, auto width, auto rows_per_group) {
-        constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
-        constexpr int kRows = decltype(rows_per_group)::value;
-        const auto blocks = unsigned(
-            course::grid_blocks(rows, kWarpBlock / kWidth * kRows, course::sm_count(), 2048 / kWarpBlock, 8));
-        softmax_backward_warp_kernel<L, L, S, kPack, kCols, kWidth, kRows>
-            <<<blocks, kWarpBlock, 0, stream>>>(load_y, load_dy, store, rows, cols, log);
-        CUDA_CHECK_LAUNCH();
-      });
-    } else if (path == Path::smem) {
-      auto launch = [&](auto cache_dy) {
-        constexpr bool kCacheDy = decltype(cache_dy)::value;
-        const size_t dy_offset = cache_bytes<T>(cols);
-        const size_t smem = kCacheDy ? 2 * dy_offset : dy_offset;
-        auto kernel_for = [&](auto block) {
-          return softmax_backward_smem_kernel<L, L, S, decltype(p)::value, decltype(block)::value,
-                                              decltype(cache_dy)::value>;
-        };
-        course::with_occupancy_block(cols / kPack, 4, smem, kernel_for, [&](auto block) {
-          constexpr int kBlock = decltype(block)::value;
-          const auto kernel = kernel_for(block);
-          const int resident = course::resident_threads(kernel, kBlock, smem) / kBlock;
-          kernel<<<row_blocks(rows, resident), kBlock, smem, stream>>>(load_y, load_dy, store, rows, cols,
-                                                                       dy_offset, log);
-          CUDA_CHECK_LAUNCH();
-        });
-      };
-      if (cols <= cols_in_smem<T>(2))
-        launch(std::true_type{});
-      else
-        launch(std::false_type{});
-    } else {
-      constexpr int kBlock = 1024;
-      softmax_backward_uncached_kernel<L, L, S, kPack, kBlock>
-          <<<row_blocks(rows, 2048 / kBlock), kBlock, 0, stream>>>(load_y, load_dy, store, rows, cols, log);
-      CUDA_CHECK_LAUNCH();
+    if (path == Path::cluster) {
+      const int csize = backward_cluster_size<T>(rows, cols);  // > 0: cols was checked against the limit
+      if (launch_backward_cluster<kPack>(load_y, load_dy, store, rows, cols, csize, log, stream)) return;
+      course::require(automatic, "the backward's cluster path: no cluster of ", csize, " blocks fits on this GPU");
+      path = cols <= cols_in_smem<T>(1) ? Path::smem : Path::uncached;  // the dispatch's next choice
     }
+    if (path == Path::warp) return launch_backward_warp<kPack>(load_y, load_dy, store, rows, cols, log, stream);
+    if (path == Path::smem) return launch_backward_smem<kPack>(load_y, load_dy, store, rows, cols, log, stream);
+    launch_backward_uncached<kPack>(load_y, load_dy, store, rows, cols, log, stream);
   });
 }
 
@@ -497,6 +578,11 @@ int64_t backward_both_cached_max_cols() {
 }
 
 template <typename T>
+int64_t backward_cluster_max_cols() {
+  return detail::backward_cluster_max_cols<T>();
+}
+
+template <typename T>
 Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
   switch (op) {
     case course::Op::softmax_backward:
@@ -520,5 +606,6 @@ Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
   template void ch12::scale_mask_softmax_unfused<T>(const course::Args&, cudaStream_t);         \
   template int64_t ch12::smem_max_cols<T>(course::Op);                                         \
   template int64_t ch12::backward_both_cached_max_cols<T>();                                    \
+  template int64_t ch12::backward_cluster_max_cols<T>();                                        \
   template ch12::Path ch12::chosen_path<T>(course::Op, int64_t, int64_t);                      \
   template void ch12::softmax_warp_min_packs<T, 2>(const course::Args&, cudaStream_t);

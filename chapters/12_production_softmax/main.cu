@@ -16,6 +16,7 @@
 #include "course/device.h"
 #include "course/errors.h"
 #include "course/harness.h"
+#include "course/launch_math.h"
 #include "course/occupancy.cuh"
 #include "softmax.cuh"
 
@@ -43,6 +44,22 @@ std::vector<std::pair<int64_t, int64_t>> rows_boundary(int64_t smem_max) {
   const int64_t r = ch12::cluster_rows_below();
   if (r == 0 || smem_max == 0) return {};
   return {{r - 1, smem_max + 8}, {r, smem_max + 8}, {r + 1, smem_max + 3}};
+}
+
+// The backward's cluster size doubles (2, 4, 8, 16 blocks) where a chunk of y and dy stops fitting in
+// a block's shared memory (both: the longest row that does): each doubling is checked on both sides,
+// with the fewest rows that start the search at that size (rows x size >= SMs), since fewer rows start
+// it higher. These are the suite's longest rows (tens of millions of elements), so two columns per
+// boundary: the longest row of a size, and one more (scalar packs).
+std::vector<std::pair<int64_t, int64_t>> backward_cluster_shapes(int64_t both) {
+  if (!ch12::cluster_path_available() || both == 0) return {};
+  const int64_t sms = course::sm_count();
+  std::vector<std::pair<int64_t, int64_t>> v;
+  for (int64_t size : {2, 4, 8}) {
+    const int64_t rows = course::ceil_div(sms, size);
+    for (int64_t d : {0, 1}) v.push_back({rows, size * both + d});
+  }
+  return v;
 }
 
 // The same around the warp path's rows condition for rows past 1024 columns (16-bit), at the
@@ -98,8 +115,7 @@ void add_type(course::Chapter& ch) {
   const int64_t bwd_smem = ch12::smem_max_cols<T>(Op::softmax_backward);
   const bool clusters = ch12::cluster_path_available();
 
-  // Each operation on the production dispatch, then on each path forced (the backward has no
-  // cluster path).
+  // Each operation on the production dispatch, then on each path forced.
   const auto fwd = production(fwd_smem, "past shared memory, rows < SMs / 2 take the cluster path");
   add_paths<T, ch12::softmax<T>>(ch, Op::softmax, fwd, warp, smem(fwd_smem), uncached, clusters ? &cluster : nullptr);
   add_paths<T, ch12::log_softmax<T>>(ch, Op::log_softmax, fwd, warp, smem(fwd_smem), uncached,
@@ -107,12 +123,26 @@ void add_type(course::Chapter& ch) {
   ch.add(Op::softmax, "warp_p2", t, ch12::softmax_warp_min_packs<T, 2>,
          course::Limits{kWarpMax, warp_shapes, "cols <= " + limit_text(kWarpMax) + "; short rows: two packs per lane"});
   const int64_t bwd_both = ch12::backward_both_cached_max_cols<T>();
-  const auto bwd = production(bwd_smem, "dy cached beside y up to " + limit_text(bwd_both) + " cols",
-                              bwd_both);
+  const int64_t bwd_cluster_max = ch12::backward_cluster_max_cols<T>();
+  auto bwd = production(bwd_smem,
+                        "dy cached beside y up to " + limit_text(bwd_both) + " cols" +
+                            (clusters ? ", then both across a cluster's blocks up to " + limit_text(bwd_cluster_max)
+                                      : std::string()),
+                        bwd_both);
+  const course::Limits bwd_cluster{bwd_cluster_max, {},
+                                   "cols <= " + limit_text(bwd_cluster_max) +
+                                       "; y and dy cached across a cluster of up to 16 blocks (sm_90+)",
+                                   backward_cluster_shapes(bwd_both)};
+  if (clusters) {
+    // Where the cluster path ends (3 rows: a cluster of 16 blocks) and where the rows change its size.
+    bwd.shapes.push_back({3, bwd_cluster_max});
+    bwd.shapes.push_back({3, bwd_cluster_max + 1});
+    for (auto [r, c] : rows_boundary(bwd_both)) bwd.shapes.push_back({r, c});
+  }
   add_paths<T, ch12::softmax_backward<T>>(ch, Op::softmax_backward, bwd, warp, smem(bwd_smem, bwd_both), uncached,
-                                          nullptr);
+                                          clusters ? &bwd_cluster : nullptr);
   add_paths<T, ch12::log_softmax_backward<T>>(ch, Op::log_softmax_backward, bwd, warp, smem(bwd_smem, bwd_both),
-                                              uncached, nullptr);
+                                              uncached, clusters ? &bwd_cluster : nullptr);
 
   // Scale-and-mask: fused into the load, and as two kernels.
   const int64_t mask_smem = ch12::smem_max_cols<T>(Op::scale_mask_softmax);

@@ -27,7 +27,8 @@ void softmax(const course::Args& a, cudaStream_t stream, Path path = Path::autom
 /// y = log_softmax(x) over each row.
 template <typename T>
 void log_softmax(const course::Args& a, cudaStream_t stream, Path path = Path::automatic);
-/// dx (Args::y) = y * (dy - sum(dy * y)), y in Args::x. Paths: automatic, warp, smem, uncached.
+/// dx (Args::y) = y * (dy - sum(dy * y)), y in Args::x. Paths: automatic, warp, smem, cluster
+/// (y and dy cached across the blocks of a cluster), uncached.
 template <typename T>
 void softmax_backward(const course::Args& a, cudaStream_t stream, Path path = Path::automatic);
 /// dx (Args::y) = dy - exp(y) * sum(dy), y in Args::x. Paths as softmax_backward.
@@ -69,6 +70,11 @@ int64_t smem_max_cols(course::Op op);
 /// Largest cols at which the backward's shared-memory path caches dy beside y.
 template <typename T>
 int64_t backward_both_cached_max_cols();
+
+/// Largest cols of the backward's cluster path (0 without a GPU): 16 blocks, each caching its
+/// chunk of y and dy.
+template <typename T>
+int64_t backward_cluster_max_cols();
 
 /// Fewer rows than this take the several-blocks-per-row (cluster) path for rows too long for
 /// shared memory, when the GPU has clusters: half the SM count, where one block per row would
