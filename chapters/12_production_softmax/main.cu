@@ -129,15 +129,18 @@ void add_type(course::Chapter& ch) {
                             (clusters ? ", then both across a cluster's blocks up to " + limit_text(bwd_cluster_max)
                                       : std::string()),
                         bwd_both);
+  // The cluster's size boundaries need rows of millions of elements: the full suite checks them,
+  // the sanitizers' --quick suite runs the same cluster sizes on its shorter shapes (1-64 rows: 16,
+  // 8 and 4 blocks; the rows boundary below and the largest cols: 2 and 16 blocks).
   const course::Limits bwd_cluster{bwd_cluster_max, {},
                                    "cols <= " + limit_text(bwd_cluster_max) +
                                        "; y and dy cached across a cluster of up to 16 blocks (sm_90+)",
-                                   backward_cluster_shapes(bwd_both)};
+                                   {}, backward_cluster_shapes(bwd_both)};
   if (clusters) {
-    // Where the cluster path ends (3 rows: a cluster of 16 blocks) and where the rows change its size.
-    bwd.shapes.push_back({3, bwd_cluster_max});
-    bwd.shapes.push_back({3, bwd_cluster_max + 1});
+    // Where the rows change the cluster's size (2 or 4 blocks), and where the cluster path ends
+    // (3 rows: a cluster of 16 blocks).
     for (auto [r, c] : rows_boundary(bwd_both)) bwd.shapes.push_back({r, c});
+    bwd.full_shapes = {{3, bwd_cluster_max}, {3, bwd_cluster_max + 1}};
   }
   add_paths<T, ch12::softmax_backward<T>>(ch, Op::softmax_backward, bwd, warp, smem(bwd_smem, bwd_both), uncached,
                                           clusters ? &bwd_cluster : nullptr);

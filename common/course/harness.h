@@ -42,6 +42,11 @@ struct Limits {
   /// More (rows, cols) shapes the suite checks: a dispatch that also turns on rows (chapter
   /// 12: several blocks per row when rows are too few to fill the GPU) lists its boundary here.
   std::vector<std::pair<int64_t, int64_t>> shapes = {};
+  /// The same, checked by the full suite only: --quick (the sanitizers' runs) skips them. For
+  /// boundaries that need rows of millions of elements, where --quick still runs the same kernel
+  /// configurations on smaller shapes (chapter 12's backward cluster: racecheck takes a minute
+  /// per such case).
+  std::vector<std::pair<int64_t, int64_t>> full_shapes = {};
 };
 
 /// One registered kernel for one operation and storage type.

@@ -405,6 +405,8 @@ std::vector<Case> suite_cases(const Variant& v, bool quick, bool large) {
             "dispatch threshold " + std::to_string(t) +
                 (d == 0 ? "" : (d < 0 ? " - " : " + ") + std::to_string(d < 0 ? -d : d)));
   for (auto [r, c] : v.limits.shapes) add(r, c, "dispatch boundary (rows x cols)");
+  if (!quick)
+    for (auto [r, c] : v.limits.full_shapes) add(r, c, "dispatch boundary (rows x cols)");
   if (v.limits.max_cols > 0) {
     add(3, v.limits.max_cols - 1, "largest cols - 1");
     add(3, v.limits.max_cols, "largest cols");
