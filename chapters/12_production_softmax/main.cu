@@ -124,11 +124,12 @@ void add_type(course::Chapter& ch) {
          course::Limits{kWarpMax, warp_shapes, "cols <= " + limit_text(kWarpMax) + "; short rows: two packs per lane"});
   const int64_t bwd_both = ch12::backward_both_cached_max_cols<T>();
   const int64_t bwd_cluster_max = ch12::backward_cluster_max_cols<T>();
-  auto bwd = production(bwd_smem,
-                        "dy cached beside y up to " + limit_text(bwd_both) + " cols" +
-                            (clusters ? ", then both across a cluster's blocks up to " + limit_text(bwd_cluster_max)
-                                      : std::string()),
-                        bwd_both);
+  auto bwd = production(bwd_smem, "", bwd_both);  // the forward's thresholds and rows shapes, and its own text:
+  bwd.text = "any cols: warp <= " + limit_text(kWarpMax) + (kWarpMax > 1024 ? " (past 1024: rows >= 32 x SMs)" : "") +
+             " < shared memory, y and dy <= " + limit_text(bwd_both) +
+             (clusters ? " < a cluster's shared memory, y and dy <= " + limit_text(bwd_cluster_max)
+                       : " < shared memory, y alone <= " + limit_text(bwd_smem)) +
+             " < uncached";
   // The cluster's size boundaries need rows of millions of elements: the full suite checks them,
   // the sanitizers' --quick suite runs the same cluster sizes on its shorter shapes (1-64 rows: 16,
   // 8 and 4 blocks; the rows boundary below and the largest cols: 2 and 16 blocks).
