@@ -231,8 +231,9 @@ bool cluster_with_block(const Load& load, const Store& store, int64_t rows, int6
   return try_cluster<kPack, 128, kCached>(load, store, rows, cols, csize, log, stream, launch);
 }
 
-/// CH12_CLUSTER="SIZE,CACHED" (e.g. "4,1") overrides the choice below: a measurement aid (the
-/// lesson's exercises), read once. CH12_SMEM_CACHE=narrow|wide does the same for launch_smem.
+/// CH12_CLUSTER="SIZE,CACHED" (e.g. "4,1") overrides the choice below, and SIZE the backward's
+/// cluster size (backward_cluster_size): a measurement aid (the lesson's exercises), read once.
+/// CH12_SMEM_CACHE=narrow|wide does the same for launch_smem.
 inline std::pair<int, int> cluster_override() {
   static const std::pair<int, int> o = [] {
     std::pair<int, int> v{0, -1};
