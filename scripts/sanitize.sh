@@ -1,9 +1,11 @@
 #!/bin/sh
-# sanitize.sh TOOL CHAPTER_BINARY: runs the chapter's quick verification suite under
-# compute-sanitizer TOOL (memcheck, racecheck, synccheck, initcheck); any finding fails.
+# sanitize.sh TOOL CHAPTER_BINARY [FLAGS...]: runs the chapter's quick verification suite under
+# compute-sanitizer TOOL (memcheck, racecheck, synccheck, initcheck); any finding fails. FLAGS
+# (say --dtype f16, --kernel cluster) select a part of the suite.
 # Exits 77 (CTest: skipped) where there is no compute-sanitizer or no GPU.
 tool=$1
 bin=$2
+shift 2
 cs=$(command -v compute-sanitizer || true)
 [ -n "$cs" ] || for d in ${CUDA_HOME:-/usr/local/cuda} /usr/local/cuda; do
   [ -x "$d/bin/compute-sanitizer" ] && cs=$d/bin/compute-sanitizer && break
@@ -21,4 +23,4 @@ if [ "$rc" -eq 77 ]; then
 fi
 extra=""
 [ "$tool" = memcheck ] && extra="--leak-check full"
-exec "$cs" --tool "$tool" --error-exitcode 1 $extra "$bin" --verify --quick
+exec "$cs" --tool "$tool" --error-exitcode 1 $extra "$bin" --verify --quick "$@"

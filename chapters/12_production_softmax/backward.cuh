@@ -100,10 +100,17 @@ __global__ void __launch_bounds__(kWarpBlock)
 /// [backward_warp]
 
 /// [backward_smem]
-/// A block per row with y, and dy when both fit (kCacheDy), cached in shared memory (each in its
-/// Load::Cache type): read once, reduce, write from the cache. When only y fits, dy is read again
-/// in the write pass, from L2 while the row is fresh.
-template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock, bool kCacheDy>
+/// What the backward's shared-memory kernel keeps of a row.
+enum class BackwardCache {
+  y_dy,  // both: each read once, the write pass from shared memory
+  y,     // y alone, when both do not fit: dy read again in the write pass (from L2 while fresh)
+  dy,    // dy alone, for log-softmax when both do not fit: its sum needs dy only, so the sum pass
+         // reads dy and the write pass reads y, each once
+};
+
+/// A block per row, caching what kCache names in shared memory (each in its Load::Cache type):
+/// sum the row's grad_term, then write dx.
+template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock, BackwardCache kCache>
 __global__ void __launch_bounds__(kBlock)
     softmax_backward_smem_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols,
                                  size_t dy_offset, bool log) {
@@ -114,9 +121,25 @@ __global__ void __launch_bounds__(kBlock)
                                                     int(num_packs)};
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     float s = 0;
+    if constexpr (kCache == BackwardCache::dy) {  // log-softmax: y is not needed until the write
+      for_each_pack<kBlock, kPack>(load_dy, row, 0, num_packs, [&](int64_t p, const float* dy) {
+        cdy.put(int(p), dy);
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) s += dy[j];
+      });
+      s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
+      for_each_pack<kBlock, kPack>(load_y, row, 0, num_packs, [&](int64_t p, const float* y) {
+        float dy[kPack];
+        cdy.get(int(p), dy);
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) dy[j] = grad(y[j], dy[j], s, true);
+        store.template store<kPack>(dy, row, p * kPack);
+      });
+      continue;
+    }
     for_each_pack2<kBlock, kPack>(load_y, load_dy, row, 0, num_packs, [&](int64_t p, const float* y, const float* dy) {
       cy.put(int(p), y);
-      if constexpr (kCacheDy) cdy.put(int(p), dy);
+      if constexpr (kCache == BackwardCache::y_dy) cdy.put(int(p), dy);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
     });
@@ -124,7 +147,7 @@ __global__ void __launch_bounds__(kBlock)
     for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
       float y[kPack], dy[kPack];
       cy.get(p, y);
-      if constexpr (kCacheDy)
+      if constexpr (kCache == BackwardCache::y_dy)
         cdy.get(p, dy);
       else
         load_dy.template load<kPack>(dy, row, p * kPack);
@@ -134,7 +157,6 @@ __global__ void __launch_bounds__(kBlock)
     }
   }
 }
-
 /// [backward_smem]
 
 /// [backward_cluster]
@@ -149,13 +171,9 @@ __global__ void __launch_bounds__(kBlock)
     softmax_backward_cluster_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t cols, int64_t chunk_packs,
                                     size_t dy_offset, bool log) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  const int csize = int(cluster.num_blocks());
-  const int64_t row = blockIdx.x / csize;
-  const int64_t first = int64_t(cluster.block_rank()) * chunk_packs;
-  const int64_t left = cols / kPack - first;  // the last blocks of a short row may get no packs
-  const int64_t count = left < chunk_packs ? (left > 0 ? left : 0) : chunk_packs;
+  const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const ClusterChunk chunk = cluster_chunk(cluster, cols / kPack, chunk_packs);
+  const int64_t row = chunk.row, first = chunk.first, count = chunk.count;
   extern __shared__ __align__(16) unsigned char smem[];
   const RowCache<typename LoadY::Cache, kPack> cy{reinterpret_cast<typename LoadY::Cache*>(smem), int(count)};
   const RowCache<typename LoadDy::Cache, kPack> cdy{reinterpret_cast<typename LoadDy::Cache*>(smem + dy_offset),
@@ -170,13 +188,7 @@ __global__ void __launch_bounds__(kBlock)
     for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
   });
   s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
-  if (threadIdx.x == 0) mine = s;
-  cluster.sync();  // every block's partial sum is published
-  {
-    const int lane = threadIdx.x % 32;  // each warp adds the cluster's sums, lane r reading block r's
-    s = course::group_sum<32>(lane < csize ? *cluster.map_shared_rank(&mine, lane) : 0.0f, 0xffffffffu);
-  }
-  cluster.sync();  // no block leaves (freeing its `mine`) while another may still read it
+  s = cluster_allreduce(cluster, &mine, s, 0.0f, [](float v) { return course::group_sum<32>(v, 0xffffffffu); });
   for (int64_t p = threadIdx.x; p < count; p += kBlock) {
     float y[kPack], dy[kPack];
     cy.get(int(p), y);

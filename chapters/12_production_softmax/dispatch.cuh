@@ -364,8 +364,8 @@ int backward_cluster_size(int64_t rows, int64_t cols) {
 
 /// The backward dispatch: warp while both rows fit in registers (past 1024 columns, with the
 /// forward's rows condition), then shared memory while y and dy both fit in a block's, then a
-/// cluster whose blocks' shared memory holds both, then shared memory for y alone (dy read
-/// twice), then uncached (y and dy read twice).
+/// cluster whose blocks' shared memory holds both, then shared memory for one of them (y, dy
+/// read twice; log-softmax: dy), then uncached (y and dy read twice).
 template <typename T>
 Path backward_path(int64_t rows, int64_t cols) {
   if (cols <= kWarpMaxCols<T> && (cols <= 32 * 32 || rows >= course::long_warp_rows_min())) return Path::warp;
@@ -390,17 +390,24 @@ void launch_backward_warp(const DirectLoad<T>& load_y, const DirectLoad<T>& load
   });
 }
 
+/// [backward_smem_launch]
+/// The shared-memory path's cache: y and dy while both fit; past that, dy alone for log-softmax
+/// (its sum needs nothing else: each tensor is still read once) and y alone for softmax (dy read
+/// twice). Where both fit, dy alone was no faster for log-softmax (A/B on the H100, not kept as
+/// data: level or up to 1.4% slower at rows = 49152, 7-28% slower at 128 rows, where its write
+/// pass waits on DRAM for y instead of reading shared memory).
 template <int kPack, typename T>
 void launch_backward_smem(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
                           int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
   using L = DirectLoad<T>;
   using S = DirectStore<T>;
-  auto launch = [&](auto cache_dy) {
-    constexpr bool kCacheDy = decltype(cache_dy)::value;
-    const size_t dy_offset = cache_bytes<T>(cols);
-    const size_t smem = kCacheDy ? 2 * dy_offset : dy_offset;
+  auto launch = [&](auto cache) {
+    constexpr BackwardCache kCache = decltype(cache)::value;
+    const size_t row_bytes = cache_bytes<T>(cols);
+    const size_t dy_offset = kCache == BackwardCache::dy ? 0 : row_bytes;  // dy after y, when y is cached
+    const size_t smem = kCache == BackwardCache::y_dy ? 2 * row_bytes : row_bytes;
     auto kernel_for = [&](auto block) {
-      return softmax_backward_smem_kernel<L, L, S, kPack, decltype(block)::value, kCacheDy>;
+      return softmax_backward_smem_kernel<L, L, S, kPack, decltype(block)::value, kCache>;
     };
     course::with_occupancy_block(cols / kPack, 4, smem, kernel_for, [&](auto block) {
       constexpr int kBlock = decltype(block)::value;
@@ -411,11 +418,15 @@ void launch_backward_smem(const DirectLoad<T>& load_y, const DirectLoad<T>& load
       CUDA_CHECK_LAUNCH();
     });
   };
+  using Cache = BackwardCache;
   if (cols <= cols_in_smem<T>(2))
-    launch(std::true_type{});
+    launch(std::integral_constant<Cache, Cache::y_dy>{});
+  else if (log)
+    launch(std::integral_constant<Cache, Cache::dy>{});
   else
-    launch(std::false_type{});
+    launch(std::integral_constant<Cache, Cache::y>{});
 }
+/// [backward_smem_launch]
 
 /// [backward_cluster_launch]
 /// A cluster of `csize` blocks per row, each caching its chunk of y and dy; the block size from
@@ -461,7 +472,8 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
     if (!course::check_op_args(a, op, kWarpMaxCols<T>, warp_limit_text<T>().c_str())) return;
   } else if (path == Path::smem) {
     const int64_t max_cols = cols_in_smem<T>(1);
-    const std::string why = "the shared-memory path holds y: cols <= " + std::to_string(max_cols);
+    const std::string why =
+        std::string("the shared-memory path holds ") + (log ? "dy" : "y") + ": cols <= " + std::to_string(max_cols);
     if (!course::check_op_args(a, op, max_cols, why.c_str())) return;
   } else if (path == Path::cluster) {
     course::require(device_limits().clusters, "the cluster path needs thread-block clusters (sm_90 or later)");

@@ -299,6 +299,39 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+/// [cluster_chunk]
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/// The part of a row that one block of a cluster takes: the row is the cluster's (a cluster's
+/// blocks are consecutive in blockIdx.x), and block `rank` takes packs [first, first + count),
+/// chunk_packs of them or what is left (none for the last blocks of a short row).
+struct ClusterChunk {
+  int64_t row, first, count;
+};
+__device__ __forceinline__ ClusterChunk cluster_chunk(const cooperative_groups::cluster_group& cluster,
+                                                      int64_t num_packs, int64_t chunk_packs) {
+  const int64_t first = int64_t(cluster.block_rank()) * chunk_packs;
+  const int64_t left = num_packs - first;
+  return {int64_t(blockIdx.x / cluster.num_blocks()), first, left < chunk_packs ? (left > 0 ? left : 0) : chunk_packs};
+}
+
+/// Every block's `v` (its chunk's partial result, the same in all its threads) combined over the
+/// cluster, returned to every thread: thread 0 publishes it in `mine`, and each warp reads the
+/// blocks' values through distributed shared memory, lane r block r's, and reduces them with
+/// `warp_reduce` (`identity` in the lanes past the cluster). Every block reads them in the same
+/// order, so all get the same result.
+template <typename V, typename WarpReduce>
+__device__ __forceinline__ V cluster_allreduce(const cooperative_groups::cluster_group& cluster, V* mine, V v,
+                                               V identity, WarpReduce warp_reduce) {
+  if (threadIdx.x == 0) *mine = v;
+  cluster.sync();  // every block's value is published
+  const unsigned lane = threadIdx.x % 32;
+  v = warp_reduce(lane < cluster.num_blocks() ? *cluster.map_shared_rank(mine, lane) : identity);
+  cluster.sync();  // no block leaves (freeing its `mine`) while another may still read it
+  return v;
+}
+#endif
+/// [cluster_chunk]
+
 /// [cluster_kernel]
 /// Several blocks per row: a cluster of `csize` blocks (launch attribute) shares one row, block
 /// `rank` taking packs [rank * chunk_packs, (rank + 1) * chunk_packs). Each block finds its
@@ -310,12 +343,9 @@ template <typename Load, typename Store, int kPack, int kBlock, bool kCached>
 __global__ void __launch_bounds__(kBlock)
     softmax_cluster_kernel(Load load, Store store, int64_t cols, int64_t chunk_packs, bool log) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  const int csize = int(cluster.num_blocks());
-  const int64_t row = blockIdx.x / csize;
-  const int64_t first = int64_t(cluster.block_rank()) * chunk_packs;
-  const int64_t count = (cols / kPack - first < chunk_packs) ? cols / kPack - first : chunk_packs;
+  const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const ClusterChunk chunk = cluster_chunk(cluster, cols / kPack, chunk_packs);
+  const int64_t row = chunk.row, first = chunk.first, count = chunk.count;
   extern __shared__ __align__(16) unsigned char smem[];
   const RowCache<typename Load::Cache, kPack> cache{reinterpret_cast<typename Load::Cache*>(smem), int(count)};
   __shared__ course::MaxSum mine;
@@ -342,14 +372,7 @@ __global__ void __launch_bounds__(kBlock)
                                  [&](int64_t, const float* v) { course::online_update<kPack>(t, v); });
     t = course::block_merge<kBlock>(t);
   }
-  if (threadIdx.x == 0) mine = t;
-  cluster.sync();  // every block's pair is published
-  {
-    const int lane = threadIdx.x % 32;  // each warp merges the cluster's pairs, lane r reading block r's
-    course::MaxSum other = lane < csize ? *cluster.map_shared_rank(&mine, lane) : course::MaxSum{};
-    t = course::warp_merge(other);
-  }
-  cluster.sync();  // no block leaves (freeing its `mine`) while another may still read it
+  t = cluster_allreduce(cluster, &mine, t, course::MaxSum{}, [](course::MaxSum v) { return course::warp_merge(v); });
   const float k = row_constant(t.d, log);
   for (int64_t p = threadIdx.x; p < count; p += kBlock) {
     float v[kPack];

@@ -97,8 +97,8 @@ Options parse_args(int argc, const char* const* argv) {
   require(o.rows.has_value() == o.cols.has_value(), "--rows and --cols go together");
   if (o.mode == Mode::verify) {
     require(!o.large || !o.rows, "--large runs the suite's large cases; it takes no --rows/--cols");
-    require(o.rows || (o.offset == 0 && o.save_dir.empty() && !o.dtype),
-            "--offset, --save and --dtype with --verify need --rows and --cols (one case)");
+    require(o.rows || (o.offset == 0 && o.save_dir.empty()),
+            "--offset and --save with --verify need --rows and --cols (one case)");
   } else {
     require(o.save_dir.empty(), "--save needs --verify --rows R --cols C");
     require(!o.large, "--large needs --verify");
@@ -113,8 +113,8 @@ std::string usage(const std::string& program) {
   s << "usage:\n"
     << "  " << program << " [--quick] [--kernel K] [--rows R --cols C] [--dtype T] [--benchmark_...]\n"
     << "      run the benchmark sweep (rows 49152, cols 32..32768, f32/f16/bf16), or one shape\n"
-    << "  " << program << " --verify [--kernel K] [--large]\n"
-    << "      run the correctness suite (exit 1 on any failure)\n"
+    << "  " << program << " --verify [--kernel K] [--dtype T] [--quick | --large]\n"
+    << "      run the correctness suite (exit 1 on any failure), or the part of it for K and T\n"
     << "  " << program << " --verify --rows R --cols C [--dtype f32|f16|bf16] [--seed S]\n"
     << "      " << std::string(program.size(), ' ') << " [--offset E] [--save DIR] [--kernel K]\n"
     << "      check one case; --offset starts input and output E elements into their buffers,\n"

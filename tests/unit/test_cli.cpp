@@ -33,6 +33,11 @@ TEST(Cli, VerifySuiteAndSingleCase) {
   EXPECT_EQ(*o.dtype, course::DType::bf16);
   EXPECT_EQ(o.seed, 9u);
   EXPECT_EQ(o.offset, 1);
+  // --dtype alone selects that type's part of the suite (the sanitizer tests' split).
+  Options part = parse({"--verify", "--quick", "--dtype", "f16"});
+  EXPECT_FALSE(part.single_case());
+  EXPECT_TRUE(part.quick);
+  EXPECT_EQ(*part.dtype, course::DType::f16);
 }
 
 TEST(Cli, BenchmarkFlagsPassThrough) {
