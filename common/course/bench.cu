@@ -224,14 +224,13 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   int registered = 0, skipped = 0;
   for (const Variant& v : ch.variants()) {
-    if (!opt.kernel.empty() && v.kernel.find(opt.kernel) == std::string::npos) continue;
+    if (!v.selected_by(opt.kernel)) continue;
     if (opt.dtype && *opt.dtype != v.dtype) continue;
     for (const Sweep& sw : sweeps) {
       for (int64_t rows : sw.rows) {
         for (int64_t cols : sw.cols) {
           if (v.limits.max_cols > 0 && cols > v.limits.max_cols) continue;  // the chapter narrows
-          std::string name = std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype) +
-                             "/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols);
+          std::string name = v.name() + "/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols);
           double need = double(bytes_moved(v.op, rows, cols, v.dtype)) +
                         double(v.workspace ? v.workspace(rows, cols, v.dtype) : 0) + 256e6 + 64.0 * opt.offset;
           if (need > double(free_b)) {

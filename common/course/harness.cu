@@ -51,14 +51,15 @@ bool check_op_args(const Args& a, Op op, int64_t max_cols, const char* limit_tex
   return true;
 }
 
+std::string Variant::name() const { return std::string(op_name(op)) + "/" + kernel + "/" + dtype_name(dtype); }
+
 namespace {
 
 void print_list(const Chapter& ch) {
   std::printf("%s: %s\n", ch.id().c_str(), ch.title().c_str());
   std::printf("  %-36s %s\n", "variant (benchmark name prefix)", "limits");
   for (const Variant& v : ch.variants()) {
-    std::string name = std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype);
-    std::printf("  %-36s %s\n", name.c_str(), v.limits.text.c_str());
+    std::printf("  %-36s %s\n", v.name().c_str(), v.limits.text.c_str());
   }
   // The sweeps, narrowed (as the benchmarks are) to the cols some variant accepts.
   for (const Sweep& s : ch.sweeps()) {

@@ -57,6 +57,10 @@ struct Variant {
   Launcher launch;
   Limits limits;
   WorkspaceFn workspace;
+  /// `op/kernel/dtype`, as --list prints it and benchmark names begin.
+  std::string name() const;
+  /// --kernel's selection: the name contains `filter` (an empty filter selects every variant).
+  bool selected_by(const std::string& filter) const { return name().find(filter) != std::string::npos; }
 };
 
 /// The checks every row-wise launcher starts with: rows >= 0, cols >= 1, cols <= max_cols
@@ -104,7 +108,7 @@ class Chapter {
 
   /// A check of the chapter's own that --verify runs after the suite (for example: a cast over
   /// every bit pattern). It returns true when it passed and fills `detail` either way; it is
-  /// selected by --kernel and --dtype as a variant named `kernel` storing `dtype` would be.
+  /// selected by --kernel and --dtype as a variant is: `name` begins with `op/kernel/dtype`.
   struct Check {
     std::string name;
     std::string kernel;

@@ -428,7 +428,7 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
               dev.cc_minor);
   int selected = 0;
   for (const Variant& v : ch.variants()) {
-    if (!opt.kernel.empty() && v.kernel.find(opt.kernel) == std::string::npos) continue;
+    if (!v.selected_by(opt.kernel)) continue;
     if (opt.dtype && *opt.dtype != v.dtype) continue;
     ++selected;
     if (opt.single_case()) {
@@ -484,7 +484,7 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
       } catch (const UsageError& e) {
         o = {Outcome::fail, std::string("rows = 0 refused: ") + e.what()};
       }
-      report(std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype), "rows = 0", o);
+      report(v.name(), "rows = 0", o);
     }
     // Bad arguments are refused with a message naming them.
     const OpSpec& spec = op_spec(v.op);
@@ -498,7 +498,7 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
       for (const OutputSpec& t : spec.outputs) a.*(t.slot) = std::strcmp(t.name, null_slot) ? yb.get() : nullptr;
       return a;
     };
-    std::string base = std::string(op_name(v.op)) + "/" + v.kernel + "/" + dtype_name(v.dtype);
+    const std::string base = v.name();
     report(base, "cols = 0", expect_refusal(v, args(4, 0), s));
     report(base, "cols = -1", expect_refusal(v, args(4, -1), s));
     report(base, "rows = -1", expect_refusal(v, args(-1, 8), s));
@@ -512,7 +512,7 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
   // The chapter's own checks (exhaustive casts, ...), selected like the variants.
   if (!opt.single_case() && !opt.large) {
     for (const Chapter::Check& chk : ch.checks()) {
-      if (!opt.kernel.empty() && chk.kernel.find(opt.kernel) == std::string::npos) continue;
+      if (chk.name.find(opt.kernel) == std::string::npos) continue;  // its name begins op/kernel/dtype
       if (opt.dtype && *opt.dtype != chk.dtype) continue;
       if (opt.quick) continue;  // the sanitizers' runs: these are long and launch nothing new
       ++selected;
@@ -528,7 +528,7 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
   }
   CUDA_CHECK(cudaStreamDestroy(s));
   if (selected == 0)
-    throw UsageError("no variant matches --kernel '" + opt.kernel + "'" +
+    throw UsageError("no variant's name (--list) contains --kernel '" + opt.kernel + "'" +
                      (opt.dtype ? std::string(" and --dtype ") + dtype_name(*opt.dtype) : ""));
   std::printf("%s: %d passed, %d failed, %d skipped\n", ch.id().c_str(), passed, failed, skipped);
   if (failed) return 1;

@@ -41,3 +41,15 @@ TEST(SuiteCases, ThresholdsAndLimitAtEveryOffset) {
 }
 
 }  // namespace
+
+// --kernel selects by the variant's whole name, op/kernel/dtype, as --list prints it.
+TEST(VariantSelection, KernelFilterMatchesTheWholeName) {
+  const course::Variant v{course::Op::log_softmax_backward, "cluster", course::DType::f16, nullptr, {}, nullptr};
+  EXPECT_EQ(v.name(), "log_softmax_backward/cluster/f16");
+  EXPECT_TRUE(v.selected_by(""));
+  EXPECT_TRUE(v.selected_by("cluster"));
+  EXPECT_TRUE(v.selected_by("log_softmax_backward/cluster"));
+  EXPECT_TRUE(v.selected_by("softmax_backward/"));  // a substring: log_softmax_backward contains it
+  EXPECT_FALSE(v.selected_by("softmax/cluster"));
+  EXPECT_FALSE(v.selected_by("cluster/f32"));
+}
