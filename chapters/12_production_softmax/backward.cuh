@@ -100,12 +100,12 @@ __global__ void __launch_bounds__(kWarpBlock)
 /// [backward_warp]
 
 /// [backward_smem]
-/// What the backward's shared-memory kernel keeps of a row.
+/// What the backward's shared-memory kernel keeps of a row (profilers print the number).
 enum class BackwardCache {
-  y_dy,  // both: each read once, the write pass from shared memory
-  y,     // y alone, when both do not fit: dy read again in the write pass (from L2 while fresh)
-  dy,    // dy alone, for log-softmax when both do not fit: its sum needs dy only, so the sum pass
-         // reads dy and the write pass reads y, each once
+  y_dy = 0,  // both: each read once, the write pass from shared memory
+  y = 1,     // y alone, when both do not fit: dy read again in the write pass (from L2 while fresh)
+  dy = 2,    // dy alone, for log-softmax when both do not fit: its sum needs dy only, so the sum
+             // pass reads dy and the write pass reads y, each once
 };
 
 /// A block per row, caching what kCache names in shared memory (each in its Load::Cache type):
