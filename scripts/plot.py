@@ -21,8 +21,10 @@ README.md and chapters/*/README.md, so that no number in the lessons is typed by
   <!-- summary [GPU] -->...<!-- /summary -->                 each chapter's best at a few shapes (README)
   <!-- accuracy FILE [GPU] -->...<!-- /accuracy -->          chapter 09's variance experiment
                                                              (FILE under plots/data/<gpu>/experiments/)
-  <!-- vs_copy CHAPTER [GPU] -->...<!-- /vs_copy -->          its best kernel against cudaMemcpy
-                                                             of the same shape (chapter 00)
+  <!-- vs_copy CHAPTER [op=OP kernel=K] [GPU] -->...<!-- /vs_copy -->
+                                                             its best kernel (or OP's kernel K)
+                                                             against cudaMemcpy of the same shape
+                                                             (chapter 00)
   <!-- value CHAPTER NAME FIELD [GPU] -->...<!-- /value -->     one number; NAME is a
       benchmark name (op/kernel/dtype/rows:R/cols:C) or '-', FIELD one of gbps,
       pct_of_copy, median_us, copy_gbps
@@ -402,13 +404,21 @@ def fmt_profile(prof, chapter):
     return "\n".join(lines)
 
 
-def fmt_vs_copy(ch, copy_ch):
-    """Markdown table: the chapter's best kernel at each shape against cudaMemcpy of the same shape."""
+def fmt_vs_copy(ch, copy_ch, op=None, kernel=None):
+    """Markdown table: the chapter's best kernel at each shape (or its `kernel` for `op`) against
+    cudaMemcpy of the same shape, at the shapes chapter 00 copied. A copy moves two tensors, so
+    the comparison is for ops that read one and write one."""
     memcpy = {(r["dtype"], r["rows"], r["cols"]): r["gbps"] for r in copy_ch["results"] if r["kernel"] == "memcpy"}
     best = {}
     for r in ch["results"]:
+        if (op and r["op"] != op) or (kernel and r["kernel"] != kernel):
+            continue
         key = (r["dtype"], r["rows"], r["cols"])
+        if not any(m[1:] == key[1:] for m in memcpy):
+            continue
         best[key] = max(best.get(key, 0), r["gbps"])
+    if not best:
+        raise DataError(f"vs_copy: no result of {op or 'any op'}/{kernel or 'any kernel'} at a shape chapter 00 copied")
     dtypes = [d for d in DTYPES if any(k[0] == d for k in best)]
     shapes = sorted({(k[1], k[2]) for k in best})
     lines = ["| rows x cols | " + " | ".join(f"{d}: kernel / memcpy (GB/s)" for d in dtypes) + " |",
@@ -420,7 +430,8 @@ def fmt_vs_copy(ch, copy_ch):
             cells.append(f"{k:.0f} / {m:.0f} ({100 * k / m:.0f}%)" if k and m else "")
         lines.append(f"| {rows} x {cols} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append("The same shape copied by `cudaMemcpy` (chapter 00's data, same GPU and method): the ceiling "
+    which = f"`{op}/{kernel}` against the same shape" if op and kernel else "The same shape"
+    lines.append(f"{which} copied by `cudaMemcpy` (chapter 00's data, same GPU and method): the ceiling "
                  "at that size, flush costs included.")
     return "\n".join(lines)
 
@@ -550,7 +561,8 @@ SUMMARY_RE = re.compile(r"(<!-- summary(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /sum
 PEERS_RE = re.compile(r"(<!-- peers (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+)(?: kernel=(?P<kernel>\w+))?"
                       r"(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /peers -->)", re.S)
 ACCURACY_RE = re.compile(r"(<!-- accuracy (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /accuracy -->)", re.S)
-VS_COPY_RE = re.compile(r"(<!-- vs_copy (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /vs_copy -->)", re.S)
+VS_COPY_RE = re.compile(r"(?P<open><!-- vs_copy (?P<ch>\w+)(?: op=(?P<op>\w+))?(?: kernel=(?P<kernel>\w+))?"
+                        r"(?: (?P<gpu>[\w-]+))? -->)(.*?)(?P<close><!-- /vs_copy -->)", re.S)
 PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>[\w.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
 PATHS_RE = re.compile(r"(<!-- paths (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /paths -->)", re.S)
@@ -582,7 +594,8 @@ def rewrite_markers(text, data, peers=None):
         copy_name = next((n for n in chapters if n.startswith("ch00_")), None)
         if m["ch"] not in chapters or copy_name is None:
             raise DataError(f"vs_copy marker needs {m['ch']} and chapter 00 on {gpu}")
-        return f"{m.group(1)}\n{fmt_vs_copy(chapters[m['ch']], chapters[copy_name])}\n{m.group(5)}"
+        table = fmt_vs_copy(chapters[m["ch"]], chapters[copy_name], m["op"], m["kernel"])
+        return f"{m['open']}\n{table}\n{m['close']}"
 
     def peers_table(m):
         gpu = m["gpu"] or REFERENCE_GPU
