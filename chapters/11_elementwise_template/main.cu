@@ -237,11 +237,11 @@ int main(int argc, char** argv) {
   ch.add(Op::cast_from_f32, "scalar", DType::f16, cast_from_f32<__half, ew::CastFromF32<__half>, 1>, scalar);
   ch.add(Op::gelu, "unroll1", DType::f16, gelu<__half, 16, ew::kMaxWaves, 1>,
          {0, {}, "any count; one pack per thread (the comparison for the 16-bit unroll)"});
-  ch.add_check({"cast_to_f32/pack/f16: every fp16 pattern", "pack", DType::f16, check_widen_all<__half>});
-  ch.add_check({"cast_to_f32/pack/bf16: every bf16 pattern", "pack", DType::bf16, check_widen_all<__nv_bfloat16>});
-  ch.add_check({"cast_from_f32/pack/f16: every fp32 pattern", "pack", DType::f16, check_narrow_all<__half>});
+  ch.add_check({"cast_to_f32/pack/f16: every fp16 pattern", DType::f16, check_widen_all<__half>});
+  ch.add_check({"cast_to_f32/pack/bf16: every bf16 pattern", DType::bf16, check_widen_all<__nv_bfloat16>});
+  ch.add_check({"cast_from_f32/pack/f16: every fp32 pattern", DType::f16, check_narrow_all<__half>});
   ch.add_check(
-      {"cast_from_f32/pack/bf16: every fp32 pattern", "pack", DType::bf16, check_narrow_all<__nv_bfloat16>});
+      {"cast_from_f32/pack/bf16: every fp32 pattern", DType::bf16, check_narrow_all<__nv_bfloat16>});
   // Flat sizes: 2^20 (launch-bound), 2^24 (fits in a few waves, larger than L2), 2^28 (streaming).
   ch.set_sweeps({course::Sweep{{1}, {int64_t(1) << 20, int64_t(1) << 24, int64_t(1) << 28}}});
   return ch.run(argc, argv);

@@ -111,7 +111,6 @@ class Chapter {
   /// selected by --kernel and --dtype as a variant is: `name` begins with `op/kernel/dtype`.
   struct Check {
     std::string name;
-    std::string kernel;
     DType dtype;
     std::function<bool(cudaStream_t, std::string* detail)> run;
   };
