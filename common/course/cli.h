@@ -31,7 +31,7 @@ struct Options {
   uint64_t seed = 1;                        ///< --seed
   int64_t offset = 0;                       ///< --offset: elements into the input and output buffers
   std::string save_dir;                     ///< --save: .npy files of the case
-  std::string kernel;                       ///< --kernel: only variants whose name (op/kernel/dtype) contains this
+  std::string kernel;                       ///< --kernel: only variants whose name (op/kernel/dtype) contains this ('^': begins with it)
   bool quick = false;                       ///< --quick: a handful of shapes
   bool large = false;                       ///< --large: the > 2^31-element cases of the suite
   std::vector<std::string> benchmark_args;  ///< --benchmark_* flags, passed to Google Benchmark

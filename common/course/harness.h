@@ -49,6 +49,14 @@ struct Limits {
   std::vector<std::pair<int64_t, int64_t>> full_shapes = {};
 };
 
+/// Whether --kernel `filter` selects the variant or check called `name` (`op/kernel/dtype...`):
+/// the name contains the filter, or, for a filter that starts with '^', begins with the rest
+/// (`^softmax_backward/` leaves out `log_softmax_backward/...`).
+inline bool name_selected(const std::string& name, const std::string& filter) {
+  if (!filter.empty() && filter[0] == '^') return name.compare(0, filter.size() - 1, filter, 1) == 0;
+  return name.find(filter) != std::string::npos;
+}
+
 /// One registered kernel for one operation and storage type.
 struct Variant {
   Op op;
@@ -60,7 +68,7 @@ struct Variant {
   /// `op/kernel/dtype`, as --list prints it and benchmark names begin.
   std::string name() const;
   /// --kernel's selection: the name contains `filter` (an empty filter selects every variant).
-  bool selected_by(const std::string& filter) const { return name().find(filter) != std::string::npos; }
+  bool selected_by(const std::string& filter) const { return name_selected(name(), filter); }
 };
 
 /// The checks every row-wise launcher starts with: rows >= 0, cols >= 1, cols <= max_cols

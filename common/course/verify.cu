@@ -512,7 +512,7 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
   // The chapter's own checks (exhaustive casts, ...), selected like the variants.
   if (!opt.single_case() && !opt.large) {
     for (const Chapter::Check& chk : ch.checks()) {
-      if (chk.name.find(opt.kernel) == std::string::npos) continue;  // its name begins op/kernel/dtype
+      if (!name_selected(chk.name, opt.kernel)) continue;  // its name begins op/kernel/dtype
       if (opt.dtype && *opt.dtype != chk.dtype) continue;
       if (opt.quick) continue;  // the sanitizers' runs: these are long and launch nothing new
       ++selected;

@@ -52,4 +52,11 @@ TEST(VariantSelection, KernelFilterMatchesTheWholeName) {
   EXPECT_TRUE(v.selected_by("softmax_backward/"));  // a substring: log_softmax_backward contains it
   EXPECT_FALSE(v.selected_by("softmax/cluster"));
   EXPECT_FALSE(v.selected_by("cluster/f32"));
+  // '^' anchors the filter at the start of the name.
+  EXPECT_TRUE(v.selected_by("^log_softmax_backward/"));
+  EXPECT_FALSE(v.selected_by("^softmax_backward/"));
+  EXPECT_FALSE(v.selected_by("^cluster"));
+  EXPECT_TRUE(v.selected_by("^"));
+  EXPECT_FALSE(v.selected_by("^log_softmax_backward/cluster/f16/x"));  // longer than the name
+  EXPECT_TRUE(course::name_selected("softmax/smem/f32/rows:3", "^softmax/smem/"));  // a check's name
 }
