@@ -313,10 +313,11 @@ def short_kernel_name(full):
     name = name.replace("course::", "").replace("detail::", "")
     base = name.split("(")[0]
     head = base.split("<")[0]
-    if head.endswith("elementwise_kernel"):  # chapter 11: <pack, unroll, factory, out, in...>
-        m = re.match(r"[\w:]*elementwise_kernel<(\d+), (\d+), (?:ew::)?(?:SimpleFactory<)?(?:ew::)?(\w+)<(\w+)>", base)
+    if head.endswith("elementwise_kernel"):  # chapter 11: <pack, unroll, [loop,] factory, out, in...>
+        m = re.match(r"[\w:]*elementwise_kernel<(\d+), (\d+), (?:(true|false|[01]), )?(?:ew::)?(?:SimpleFactory<)?(?:ew::)?(\w+)<(\w+)>", base)
         if m:
-            return f"elementwise_kernel<pack {m[1]}, unroll {m[2]}> {m[3]}<{TYPE_NAMES.get(m[4], m[4])}>"
+            loop = ", loop" if m[3] in ("true", "1") else ""
+            return f"elementwise_kernel<pack {m[1]}, unroll {m[2]}{loop}> {m[4]}<{TYPE_NAMES.get(m[5], m[5])}>"
     if head.startswith("ch12::"):  # chapter 12: <cache, Load<T>, Store<T>, pack, block...>: name the storage
         head = head[len("ch12::"):]
         loads = re.findall(r"(\w+Load)<(\w+)>", base)
