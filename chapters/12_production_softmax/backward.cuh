@@ -203,25 +203,17 @@ __global__ void __launch_bounds__(kBlock)
 }
 /// [backward_cluster]
 
-/// A block per row, nothing cached: y and dy read for the sum (log-softmax: dy alone), then again
-/// to write dx, the second time mostly from L2.
+/// A block per row, nothing cached: y and dy read for the sum, then again to write dx.
 template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock>
 __global__ void __launch_bounds__(kBlock)
     softmax_backward_uncached_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols, bool log) {
   const int64_t num_packs = cols / kPack;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     float s = 0;
-    if (log) {  // log-softmax sums dy alone: y is read once, in the write pass
-      for_each_pack<kBlock, kPack>(load_dy, row, 0, num_packs, [&](int64_t, const float* dy) {
+    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, 0, num_packs, [&](int64_t, const float* y, const float* dy) {
 #pragma unroll
-        for (int j = 0; j < kPack; ++j) s += dy[j];
-      });
-    } else {
-      for_each_pack2<kBlock, kPack>(load_y, load_dy, row, 0, num_packs, [&](int64_t, const float* y, const float* dy) {
-#pragma unroll
-        for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
-      });
-    }
+      for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
+    });
     s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
     for_each_pack2<kBlock, kPack>(load_y, load_dy, row, 0, num_packs, [&](int64_t p, const float* y, const float* dy) {
       float out[kPack];
