@@ -65,7 +65,8 @@ __device__ __forceinline__ void apply_pack(const F& f, R* out, const In*... in) 
 // contiguous), and issues all their loads before computing: kUnroll x 16 bytes in flight per
 // thread and input. With kLoop false the grid holds every thread's packs (grid_size without a wave
 // cap) and the step is taken once: no loop bookkeeping, which cost a 16-bit GELU about 3% at 2^24
-// elements (tuning runs on the H100, not kept as data; the lesson's profile shows the instructions). The last n % kPack elements, if any, one per thread.
+// elements (tuning runs on the H100, not kept as data; the lesson's profile shows the
+// instructions). The last n % kPack elements, if any, one per thread.
 template <int kPack, int kUnroll, bool kLoop, typename Factory, typename R, typename... In>
 __global__ void __launch_bounds__(kBlock)
     elementwise_kernel(Factory factory, int64_t n, R* __restrict__ y, const In* __restrict__... x) {
