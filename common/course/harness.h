@@ -67,7 +67,8 @@ struct Variant {
   WorkspaceFn workspace;
   /// `op/kernel/dtype`, as --list prints it and benchmark names begin.
   std::string name() const;
-  /// --kernel's selection: the name contains `filter` (an empty filter selects every variant).
+  /// --kernel's selection (name_selected): the name contains `filter`, or begins with it after a
+  /// leading '^'; an empty filter selects every variant.
   bool selected_by(const std::string& filter) const { return name_selected(name(), filter); }
 };
 
