@@ -507,18 +507,18 @@ SUMMARY_SHAPES = [("f32", 128), ("f32", 1024), ("f32", 4096), ("f32", 32768), ("
 
 def fmt_paths(path):
     """Markdown table of chapter 12's dispatch on the GPU that wrote `path` (--paths): the path per
-    shape, for softmax (forward ops share it) and the backward, per dtype."""
+    shape, for softmax (forward ops share it) and both backward ops, per dtype."""
     with open(path) as f:
         d = json.load(f)
     by = {}
     for p in d["paths"]:
         by[(p["op"], p["dtype"], p["rows"], p["cols"])] = p["path"]
     shapes = sorted({(p["rows"], p["cols"]) for p in d["paths"]}, key=lambda s: (-s[0], s[1]))
-    head = ["rows", "cols"] + [f"{op} {dt}" for op in ("softmax", "softmax_backward") for dt in DTYPES]
+    ops = ("softmax", "softmax_backward", "log_softmax_backward")
+    head = ["rows", "cols"] + [f"{op} {dt}" for op in ops for dt in DTYPES]
     lines = ["| " + " | ".join(head) + " |", "|---:|---:|" + "---|" * (len(head) - 2)]
     for r, c in shapes:
-        cells = [str(r), str(c)] + [by.get((op, dt, r, c), "") for op in ("softmax", "softmax_backward")
-                                    for dt in DTYPES]
+        cells = [str(r), str(c)] + [by.get((op, dt, r, c), "") for op in ops for dt in DTYPES]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(f"The dispatch's choice on {d['gpu_name']} ({d['sm_count']} SMs, "

@@ -27,25 +27,31 @@ __device__ __forceinline__ float grad(float y, float dy, float sum, bool log) {
 /// [backward_math]
 
 /// for_each_pack over two inputs read in step (y and dy), packs [first, first + count) of the
-/// row: f(p, y values, dy values) with p counted from `first`.
-template <int kBlock, int kPack, typename LoadY, typename LoadDy, typename F>
+/// row: f(p, y values, dy values) with p counted from `first`. As for_each_pack: kUnroll packs of
+/// each fetched before any is used, held as loaded, converted to floats as f takes them.
+template <int kBlock, int kPack, int kUnroll = 2, typename LoadY, typename LoadDy, typename F>
 __device__ __forceinline__ void for_each_pack2(const LoadY& load_y, const LoadDy& load_dy, int64_t row, int64_t first,
                                                int64_t count, F&& f) {
-  constexpr int kUnroll = 2;
   for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
-    float y[kUnroll][kPack], dy[kUnroll][kPack];
+    typename LoadY::template Fetched<kPack> y[kUnroll];
+    typename LoadDy::template Fetched<kPack> dy[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
       if (p < count) {
-        load_y.template load<kPack>(y[u], row, (first + p) * kPack);
-        load_dy.template load<kPack>(dy[u], row, (first + p) * kPack);
+        y[u] = load_y.template fetch<kPack>(row, (first + p) * kPack);
+        dy[u] = load_dy.template fetch<kPack>(row, (first + p) * kPack);
       }
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
-      if (p < count) f(p, y[u], dy[u]);
+      if (p < count) {
+        float yv[kPack], dyv[kPack];
+        load_y.template convert<kPack>(y[u], yv);
+        load_dy.template convert<kPack>(dy[u], dyv);
+        f(p, yv, dyv);
+      }
     }
   }
 }
@@ -203,24 +209,38 @@ __global__ void __launch_bounds__(kBlock)
 }
 /// [backward_cluster]
 
-/// A block per row, nothing cached: y and dy read for the sum, then again to write dx.
-template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock>
+/// A block per row, nothing cached: y and dy read for the sum (log-softmax: dy alone), then again
+/// to write dx, the second time partly from L2. Used where rows are long and few: each SM holds
+/// one such block (1024 threads), so latency is covered by the loads in flight per thread, four
+/// packs of each tensor (for_each_pack2 holds 16-bit packs as loaded, in the registers of two).
+/// kLog is a template parameter: softmax's instantiation carries none of log-softmax's code.
+template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock, bool kLog>
 __global__ void __launch_bounds__(kBlock)
-    softmax_backward_uncached_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols, bool log) {
+    softmax_backward_uncached_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols) {
+  constexpr int kUnroll = 4;
   const int64_t num_packs = cols / kPack;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     float s = 0;
-    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, 0, num_packs, [&](int64_t, const float* y, const float* dy) {
+    if constexpr (kLog) {  // log-softmax sums dy alone: y is read once, in the write pass
+      for_each_pack<kBlock, kPack, kUnroll>(load_dy, row, 0, num_packs, [&](int64_t, const float* dy) {
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
-    });
+        for (int j = 0; j < kPack; ++j) s += dy[j];
+      });
+    } else {
+      for_each_pack2<kBlock, kPack, kUnroll>(load_y, load_dy, row, 0, num_packs,
+                                             [&](int64_t, const float* y, const float* dy) {
+#pragma unroll
+                                               for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], false);
+                                             });
+    }
     s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
-    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, 0, num_packs, [&](int64_t p, const float* y, const float* dy) {
-      float out[kPack];
+    for_each_pack2<kBlock, kPack, kUnroll>(load_y, load_dy, row, 0, num_packs,
+                                           [&](int64_t p, const float* y, const float* dy) {
+                                             float out[kPack];
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) out[j] = grad(y[j], dy[j], s, log);
-      store.template store<kPack>(out, row, p * kPack);
-    });
+                                             for (int j = 0; j < kPack; ++j) out[j] = grad(y[j], dy[j], s, kLog);
+                                             store.template store<kPack>(out, row, p * kPack);
+                                           });
   }
 }
 

@@ -363,13 +363,16 @@ int backward_cluster_size(int64_t rows, int64_t cols) {
 }
 
 /// The backward dispatch: warp while both rows fit in registers (past 1024 columns, with the
-/// forward's rows condition), then shared memory while y and dy both fit in a block's, then a
-/// cluster whose blocks' shared memory holds both, then shared memory for one of them (y, dy
-/// read twice; log-softmax: dy), then uncached (y and dy read twice).
+/// forward's rows condition), then shared memory while y and dy both fit in a block's. Next,
+/// log-softmax keeps dy alone in shared memory while it fits: its sum needs dy only, so each
+/// tensor is still read once, by one block per row and no cluster. Then a cluster whose blocks'
+/// shared memory holds both, then shared memory for one of them (softmax: y, dy read twice),
+/// then uncached (y and dy read twice; log-softmax: dy).
 template <typename T>
-Path backward_path(int64_t rows, int64_t cols) {
+Path backward_path(int64_t rows, int64_t cols, bool log) {
   if (cols <= kWarpMaxCols<T> && (cols <= 32 * 32 || rows >= course::long_warp_rows_min())) return Path::warp;
   if (cols <= cols_in_smem<T>(2)) return Path::smem;
+  if (log && cols <= cols_in_smem<T>(1)) return Path::smem;
   if (backward_cluster_size<T>(rows, cols) > 0) return Path::cluster;
   if (cols <= cols_in_smem<T>(1)) return Path::smem;
   return Path::uncached;
@@ -454,8 +457,13 @@ template <int kPack, typename T>
 void launch_backward_uncached(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
                               int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
   constexpr int kBlock = 1024;
-  softmax_backward_uncached_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack, kBlock>
-      <<<row_blocks(rows, 2048 / kBlock), kBlock, 0, stream>>>(load_y, load_dy, store, rows, cols, log);
+  const unsigned grid = row_blocks(rows, 2048 / kBlock);
+  if (log)
+    softmax_backward_uncached_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack, kBlock, true>
+        <<<grid, kBlock, 0, stream>>>(load_y, load_dy, store, rows, cols);
+  else
+    softmax_backward_uncached_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack, kBlock, false>
+        <<<grid, kBlock, 0, stream>>>(load_y, load_dy, store, rows, cols);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -485,7 +493,7 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
     return;
   }
   const bool automatic = path == Path::automatic;
-  if (automatic) path = backward_path<T>(a.rows, a.cols);
+  if (automatic) path = backward_path<T>(a.rows, a.cols, log);
   const DirectLoad<T> load_y{static_cast<const T*>(a.x), a.cols};
   const DirectLoad<T> load_dy{static_cast<const T*>(a.dy), a.cols};
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
@@ -600,7 +608,7 @@ Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
   switch (op) {
     case course::Op::softmax_backward:
     case course::Op::log_softmax_backward:
-      return detail::backward_path<T>(rows, cols);
+      return detail::backward_path<T>(rows, cols, op == course::Op::log_softmax_backward);
     case course::Op::scale_mask_softmax:
       return detail::forward_path<ScaleMaskLoad<T>>(rows, cols, kWarpMaxCols<T>);
     default:

@@ -145,7 +145,14 @@ void add_type(course::Chapter& ch) {
   }
   add_paths<T, ch12::softmax_backward<T>>(ch, Op::softmax_backward, bwd, warp, smem(bwd_smem, bwd_both), uncached,
                                           clusters ? &bwd_cluster : nullptr);
-  add_paths<T, ch12::log_softmax_backward<T>>(ch, Op::log_softmax_backward, bwd, warp, smem(bwd_smem, bwd_both),
+  // Log-softmax's dispatch keeps dy alone in shared memory before it takes a cluster.
+  course::Limits bwd_log = bwd;
+  bwd_log.text = "any cols: warp <= " + limit_text(kWarpMax) + (kWarpMax > 1024 ? " (past 1024: rows >= 32 x SMs)" : "") +
+                 " < shared memory, y and dy <= " + limit_text(bwd_both) + " < shared memory, dy alone <= " +
+                 limit_text(bwd_smem) +
+                 (clusters ? " < a cluster's shared memory, y and dy <= " + limit_text(bwd_cluster_max) : "") +
+                 " < uncached";
+  add_paths<T, ch12::log_softmax_backward<T>>(ch, Op::log_softmax_backward, bwd_log, warp, smem(bwd_smem, bwd_both),
                                               uncached, clusters ? &bwd_cluster : nullptr);
 
   // Scale-and-mask: fused into the load, and as two kernels.
