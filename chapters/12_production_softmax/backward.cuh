@@ -27,31 +27,34 @@ __device__ __forceinline__ float grad(float y, float dy, float sum, bool log) {
 /// [backward_math]
 
 /// for_each_pack over two inputs read in step (y and dy), packs [first, first + count) of the
-/// row: f(p, y values, dy values) with p counted from `first`. As for_each_pack: kUnroll packs of
-/// each fetched before any is used, held as loaded, converted to floats as f takes them.
-template <int kBlock, int kPack, int kUnroll = 2, typename LoadY, typename LoadDy, typename F>
+/// row: f(p, y values, dy values) with p counted from `first`; kHold as for for_each_pack.
+template <int kBlock, int kPack, int kUnroll = 2, bool kHold = false, typename LoadY, typename LoadDy, typename F>
 __device__ __forceinline__ void for_each_pack2(const LoadY& load_y, const LoadDy& load_dy, int64_t row, int64_t first,
                                                int64_t count, F&& f) {
   for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
-    typename LoadY::template Fetched<kPack> y[kUnroll];
-    typename LoadDy::template Fetched<kPack> dy[kUnroll];
+    typename LoadY::template Fetched<kPack> raw_y[kUnroll];
+    typename LoadDy::template Fetched<kPack> raw_dy[kUnroll];
+    float y[kHold ? 1 : kUnroll][kPack], dy[kHold ? 1 : kUnroll][kPack];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
-      if (p < count) {
-        y[u] = load_y.template fetch<kPack>(row, (first + p) * kPack);
-        dy[u] = load_dy.template fetch<kPack>(row, (first + p) * kPack);
+      if (p >= count) continue;
+      raw_y[u] = load_y.template fetch<kPack>(row, (first + p) * kPack);
+      raw_dy[u] = load_dy.template fetch<kPack>(row, (first + p) * kPack);
+      if constexpr (!kHold) {
+        load_y.template convert<kPack>(raw_y[u], y[u]);
+        load_dy.template convert<kPack>(raw_dy[u], dy[u]);
       }
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
-      if (p < count) {
-        float yv[kPack], dyv[kPack];
-        load_y.template convert<kPack>(y[u], yv);
-        load_dy.template convert<kPack>(dy[u], dyv);
-        f(p, yv, dyv);
+      if (p >= count) continue;
+      if constexpr (kHold) {
+        load_y.template convert<kPack>(raw_y[u], y[0]);
+        load_dy.template convert<kPack>(raw_dy[u], dy[0]);
       }
+      f(p, y[kHold ? 0 : u], dy[kHold ? 0 : u]);
     }
   }
 }
@@ -209,39 +212,42 @@ __global__ void __launch_bounds__(kBlock)
 }
 /// [backward_cluster]
 
+/// [backward_uncached]
 /// A block per row, nothing cached: y and dy read for the sum (log-softmax: dy alone), then again
-/// to write dx, the second time partly from L2. Used where rows are long and few: each SM holds
-/// one such block (1024 threads), so latency is covered by the loads in flight per thread, four
-/// packs of each tensor (for_each_pack2 holds 16-bit packs as loaded, in the registers of two).
+/// to write dx, the second time partly from L2. It runs where rows are long and few, one block of
+/// 1024 threads per SM, so the loads in flight per thread cover the latency: four packs of each
+/// tensor, held as loaded (kHold), which 16-bit rows need to stay within 64 registers.
 /// kLog is a template parameter: softmax's instantiation carries none of log-softmax's code.
 template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock, bool kLog>
 __global__ void __launch_bounds__(kBlock)
     softmax_backward_uncached_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols) {
   constexpr int kUnroll = 4;
+  constexpr bool kHold = true;
   const int64_t num_packs = cols / kPack;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     float s = 0;
     if constexpr (kLog) {  // log-softmax sums dy alone: y is read once, in the write pass
-      for_each_pack<kBlock, kPack, kUnroll>(load_dy, row, 0, num_packs, [&](int64_t, const float* dy) {
+      for_each_pack<kBlock, kPack, kUnroll, false, kHold>(load_dy, row, 0, num_packs, [&](int64_t, const float* dy) {
 #pragma unroll
         for (int j = 0; j < kPack; ++j) s += dy[j];
       });
     } else {
-      for_each_pack2<kBlock, kPack, kUnroll>(load_y, load_dy, row, 0, num_packs,
-                                             [&](int64_t, const float* y, const float* dy) {
+      for_each_pack2<kBlock, kPack, kUnroll, kHold>(load_y, load_dy, row, 0, num_packs,
+                                                    [&](int64_t, const float* y, const float* dy) {
 #pragma unroll
-                                               for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], false);
-                                             });
+                                                      for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], false);
+                                                    });
     }
     s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
-    for_each_pack2<kBlock, kPack, kUnroll>(load_y, load_dy, row, 0, num_packs,
-                                           [&](int64_t p, const float* y, const float* dy) {
-                                             float out[kPack];
+    for_each_pack2<kBlock, kPack, kUnroll, kHold>(load_y, load_dy, row, 0, num_packs,
+                                                  [&](int64_t p, const float* y, const float* dy) {
+                                                    float out[kPack];
 #pragma unroll
-                                             for (int j = 0; j < kPack; ++j) out[j] = grad(y[j], dy[j], s, kLog);
-                                             store.template store<kPack>(out, row, p * kPack);
-                                           });
+                                                    for (int j = 0; j < kPack; ++j) out[j] = grad(y[j], dy[j], s, kLog);
+                                                    store.template store<kPack>(out, row, p * kPack);
+                                                  });
   }
 }
+/// [backward_uncached]
 
 }  // namespace ch12

@@ -51,28 +51,30 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity)
 /// Visits the packs p = threadIdx.x, + kBlock, ... < count of a row (from pack `first`),
 /// calling f(p, values). kUnroll packs are loaded before any is used: several 16-byte loads in
 /// flight per thread rather than one, which is what a block needs to cover the memory latency
-/// when it is one of few on its SM (few rows, or long ones). They are held as loaded (a 16-bit
-/// pack in half the registers of fp32) and converted to floats one pack at a time, as f takes
-/// them. Four packs of up to 4 floats, two of 8 (16-bit) by default: their registers cost
-/// occupancy. kReadOnly: through the read-only data path.
-template <int kBlock, int kPack, int kUnroll = (kPack >= 8 ? 2 : 4), bool kReadOnly = false, typename Load,
-          typename F>
+/// when it is one of few on its SM (few rows, or long ones). Four packs of up to 4 floats, two of
+/// 8 (16-bit): their registers cost occupancy. kReadOnly: through the read-only data path.
+/// kHold keeps the packs as loaded (a 16-bit pack in half the registers of fp32) and converts
+/// each as f takes it: for a kernel that wants more loads in flight than its registers hold as
+/// floats (the uncached backward). Elsewhere converting on arrival measured as fast or faster.
+template <int kBlock, int kPack, int kUnroll = (kPack >= 8 ? 2 : 4), bool kReadOnly = false, bool kHold = false,
+          typename Load, typename F>
 __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int64_t first, int64_t count, F&& f) {
   for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
     typename Load::template Fetched<kPack> raw[kUnroll];
+    float v[kHold ? 1 : kUnroll][kPack];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
-      if (p < count) raw[u] = load.template fetch<kPack, kReadOnly>(row, (first + p) * kPack);
+      if (p >= count) continue;
+      raw[u] = load.template fetch<kPack, kReadOnly>(row, (first + p) * kPack);
+      if constexpr (!kHold) load.template convert<kPack>(raw[u], v[u]);
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
-      if (p < count) {
-        float v[kPack];
-        load.template convert<kPack>(raw[u], v);
-        f(p, v);
-      }
+      if (p >= count) continue;
+      if constexpr (kHold) load.template convert<kPack>(raw[u], v[0]);
+      f(p, v[kHold ? 0 : u]);
     }
   }
 }
