@@ -128,7 +128,7 @@ void add_type(course::Chapter& ch) {
   bwd.text = "any cols: warp <= " + limit_text(kWarpMax) + (kWarpMax > 1024 ? " (past 1024: rows >= 32 x SMs)" : "") +
              " < shared memory, y and dy <= " + limit_text(bwd_both) +
              (clusters ? " < a cluster's shared memory, y and dy <= " + limit_text(bwd_cluster_max)
-                       : " < shared memory, y alone (log-softmax: dy) <= " + limit_text(bwd_smem)) +
+                       : " < shared memory, y alone <= " + limit_text(bwd_smem)) +
              " < uncached";
   // The cluster's size boundaries need rows of millions of elements: the full suite checks them,
   // the sanitizers' --quick suite runs the same cluster sizes on its shorter shapes (1-64 rows: 16,
