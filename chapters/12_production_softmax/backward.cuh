@@ -21,8 +21,9 @@ namespace ch12 {
 /// [backward_math]
 /// The row's reduction term for one element, and the gradient from the reduced sum.
 __device__ __forceinline__ float grad_term(float y, float dy, bool log) { return log ? dy : dy * y; }
+template <bool kFast>
 __device__ __forceinline__ float grad(float y, float dy, float sum, bool log) {
-  return log ? dy - expf(y) * sum : (dy - sum) * y;
+  return log ? dy - row_exp<kFast>(y) * sum : (dy - sum) * y;
 }
 /// [backward_math]
 
@@ -91,19 +92,22 @@ __global__ void __launch_bounds__(kWarpBlock)
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) s[r] = course::group_sum<kWidth>(s[r], mask);
+    with_log(log, [&](auto op_log) {
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
+      for (int r = 0; r < kRows; ++r) {
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
-        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
-        if (row0 + r < rows && col < cols) {
-          float out[kPack];
+        for (int p = 0; p < kPacks; ++p) {
+          const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+          if (row0 + r < rows && col < cols) {
+            float out[kPack];
 #pragma unroll
-          for (int j = 0; j < kPack; ++j) out[j] = grad(y[r][p * kPack + j], dy[r][p * kPack + j], s[r], log);
-          store.template store<kPack>(out, row0 + r, col);
+            for (int j = 0; j < kPack; ++j)
+              out[j] = grad<Store::kFastExp>(y[r][p * kPack + j], dy[r][p * kPack + j], s[r], op_log);
+            store.template store<kPack>(out, row0 + r, col);
+          }
         }
       }
-    }
+    });
   }
 }
 /// [backward_warp]
@@ -141,7 +145,7 @@ __global__ void __launch_bounds__(kBlock)
         float dy[kPack];
         cdy.get(int(p), dy);
 #pragma unroll
-        for (int j = 0; j < kPack; ++j) dy[j] = grad(y[j], dy[j], s, true);
+        for (int j = 0; j < kPack; ++j) dy[j] = grad<Store::kFastExp>(y[j], dy[j], s, true);
         store.template store<kPack>(dy, row, p * kPack);
       });
       continue;
@@ -161,7 +165,7 @@ __global__ void __launch_bounds__(kBlock)
       else
         load_dy.template load<kPack>(dy, row, p * kPack);
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) y[j] = grad(y[j], dy[j], s, log);
+      for (int j = 0; j < kPack; ++j) y[j] = grad<Store::kFastExp>(y[j], dy[j], s, log);
       store.template store<kPack>(y, row, p * kPack);
     }
   }
@@ -203,7 +207,7 @@ __global__ void __launch_bounds__(kBlock)
     cy.get(int(p), y);
     cdy.get(int(p), dy);
 #pragma unroll
-    for (int j = 0; j < kPack; ++j) y[j] = grad(y[j], dy[j], s, log);
+    for (int j = 0; j < kPack; ++j) y[j] = grad<Store::kFastExp>(y[j], dy[j], s, log);
     store.template store<kPack>(y, row, (first + p) * kPack);
   }
 #else
@@ -243,7 +247,7 @@ __global__ void __launch_bounds__(kBlock)
                                                   [&](int64_t p, const float* y, const float* dy) {
                                                     float out[kPack];
 #pragma unroll
-                                                    for (int j = 0; j < kPack; ++j) out[j] = grad(y[j], dy[j], s, kLog);
+                                                    for (int j = 0; j < kPack; ++j) out[j] = grad<Store::kFastExp>(y[j], dy[j], s, kLog);
                                                     store.template store<kPack>(out, row, p * kPack);
                                                   });
   }

@@ -80,12 +80,49 @@ __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int
 }
 /// [for_each_pack]
 
+/// [row_exp]
+/// exp(x) as the output's type needs it (Store::kFastExp, softmax_functors.cuh). For fp32 output,
+/// expf: a range reduction in about six FMA-pipe instructions around the SFU's `ex2`. For 16-bit
+/// output, that `ex2` alone (PTX ex2.approx.ftz.f32) on x * log2(e): one multiply and one
+/// MUFU.EX2. This is __expf with results below 2^-126 flushed to zero. The CUDA Programming
+/// Guide bounds __expf's error by 2 + 1.173|x| fp32 ulps. Where a 16-bit output can still see
+/// exp(x) (x >= -17), that is under 2^-18 relative. The output's rounding is 2^-11 (fp16) or
+/// 2^-8 (bf16). __expf itself keeps subnormal results with a compare and two predicated
+/// multiplies, which measured slower (the lesson's Fast exponential section). exp(-inf) = 0,
+/// exp(NaN) = NaN.
+template <bool kFast>
+__device__ __forceinline__ float row_exp(float x) {
+  if constexpr (kFast) {
+    float e;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(x * 1.44269504088896341f));
+    return e;
+  } else {
+    return expf(x);
+  }
+}
+
+/// Calls f(std::true_type{}) or f(std::false_type{}) as `log` says. A kernel's write pass is then
+/// compiled once per operation, and neither copy carries the other's arithmetic. With a cheap
+/// exponential the compiler may otherwise compute both sides of `log ? a : b` and select. Only the
+/// backward's warp kernel uses it: there it won back 1% at 256 columns. In the other kernels it
+/// changed register counts, and with them the block size chosen from occupancy, and measured
+/// slower (up to 17% on the 16-bit backward cluster at 128 rows; same-session A/B, not kept).
+template <typename F>
+__device__ __forceinline__ void with_log(bool log, F&& f) {
+  if (log)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+/// [row_exp]
+
 /// [finish]
 /// The output of one element from its value v, the row max m and the row's `k`: 1 / sum for
 /// softmax, log(sum) for log-softmax. An all -inf row gives NaN in both, as PyTorch does.
 __device__ __forceinline__ float row_constant(float sum, bool log) { return log ? logf(sum) : 1.0f / sum; }
+template <bool kFast>
 __device__ __forceinline__ float finish(float v, float m, float k, bool log) {
-  return log ? (v - m) - k : expf(v - m) * k;
+  return log ? (v - m) - k : row_exp<kFast>(v - m) * k;
 }
 /// [finish]
 
@@ -176,7 +213,7 @@ __global__ void __launch_bounds__(kWarpBlock)
         const float* v = x[r].get(load, p, tmp);
 #pragma unroll
         for (int j = 0; j < kPack; ++j) {
-          const float e = expf(v[j] - m[r]);
+          const float e = row_exp<Store::kFastExp>(v[j] - m[r]);
           s[r] += e;
           if (keep_exp) x[r].keep(p, j, e);
         }
@@ -192,7 +229,7 @@ __global__ void __launch_bounds__(kWarpBlock)
         const float* v = x[r].get(load, p, tmp);
         float out[kPack];
 #pragma unroll
-        for (int j = 0; j < kPack; ++j) out[j] = keep_exp ? v[j] * s[r] : finish(v[j], m[r], s[r], log);
+        for (int j = 0; j < kPack; ++j) out[j] = keep_exp ? v[j] * s[r] : finish<Store::kFastExp>(v[j], m[r], s[r], log);
         store.template store<kPack>(out, row0 + r, col_of(p));
       }
     }
@@ -267,7 +304,7 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
       cache.get(p, v);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) {
-        const float e = expf(v[j] - m);
+        const float e = row_exp<Store::kFastExp>(v[j] - m);
         s += e;
         v[j] = e;
       }
@@ -279,7 +316,7 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
       float v[kPack];
       cache.get(p, v);
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) v[j] = keep_exp ? v[j] * k : finish(v[j], m, k, log);
+      for (int j = 0; j < kPack; ++j) v[j] = keep_exp ? v[j] * k : finish<Store::kFastExp>(v[j], m, k, log);
       store.template store<kPack>(v, row, int64_t(p) * kPack);
     }
   }
@@ -301,7 +338,7 @@ __global__ void __launch_bounds__(kBlock)
     for_each_pack<kBlock, kPack>(load, row, 0, num_packs, [&](int64_t p, const float* v) {
       float out[kPack];
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) out[j] = finish(v[j], t.m, k, log);
+      for (int j = 0; j < kPack; ++j) out[j] = finish<Store::kFastExp>(v[j], t.m, k, log);
       store.template store<kPack>(out, row, p * kPack);
     });
   }
@@ -372,7 +409,7 @@ __global__ void __launch_bounds__(kBlock)
       float v[kPack];
       cache.get(p, v);
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) s += m == -INFINITY ? (isnan(v[j]) ? v[j] : 0.0f) : expf(v[j] - m);
+      for (int j = 0; j < kPack; ++j) s += m == -INFINITY ? (isnan(v[j]) ? v[j] : 0.0f) : row_exp<Store::kFastExp>(v[j] - m);
     }
     t = {m, block_allreduce<kBlock>(s, Sum{}, 0.0f)};  // a chunk of -inf only: (-inf, 0), merged as such
   } else {
@@ -389,7 +426,7 @@ __global__ void __launch_bounds__(kBlock)
     else
       load.template load<kPack>(v, row, (first + p) * kPack);
 #pragma unroll
-    for (int j = 0; j < kPack; ++j) v[j] = finish(v[j], t.m, k, log);
+    for (int j = 0; j < kPack; ++j) v[j] = finish<Store::kFastExp>(v[j], t.m, k, log);
     store.template store<kPack>(v, row, (first + p) * kPack);
   }
 #else

@@ -64,8 +64,11 @@ struct DirectLoad {
 };
 
 /// Writes kPack floats to row `row` from column `col`, rounded to the storage type.
+/// kFastExp: the kernels may compute this output's exponentials with the hardware's
+/// approximation (kernels.cuh, row_exp): true for 16-bit output, whose rounding hides its error.
 template <typename T>
 struct DirectStore {
+  static constexpr bool kFastExp = sizeof(T) < sizeof(float);
   T* dst;
   int64_t row_size;
   template <int kPack>
