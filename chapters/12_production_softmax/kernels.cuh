@@ -85,10 +85,10 @@ __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int
 /// expf: a range reduction in about six FMA-pipe instructions around the SFU's `ex2`. For 16-bit
 /// output, that `ex2` alone (PTX ex2.approx.ftz.f32) on x * log2(e): one multiply and one
 /// MUFU.EX2. This is __expf with results below 2^-126 flushed to zero. The CUDA Programming
-/// Guide bounds __expf's error by 2 + 1.173|x| fp32 ulps. Where a 16-bit output can still see
-/// exp(x) (x >= -17), that is under 2^-18 relative. The output's rounding is 2^-11 (fp16) or
-/// 2^-8 (bf16). __expf itself keeps subnormal results with a compare and two predicated
-/// multiplies, which measured slower (the lesson's Fast exponential section). exp(-inf) = 0,
+/// Guide bounds __expf's error by 2 + 1.173|x| fp32 ulps: under 2^-16 relative down to the flush
+/// (x ~ -87), under 2^-18 for x >= -17. The output's rounding is up to 2^-11 (fp16) or 2^-8
+/// (bf16). __expf itself keeps subnormal results with a compare and two predicated multiplies,
+/// which measured slower (the lesson's "A cheaper exponential for 16-bit output"). exp(-inf) = 0,
 /// exp(NaN) = NaN.
 template <bool kFast>
 __device__ __forceinline__ float row_exp(float x) {
@@ -132,7 +132,7 @@ __device__ __forceinline__ float finish(float v, float m, float k, bool log) {
 /// once. Past that (16-bit rows of 1025-3072 columns) they are held as fetched (Load::Fetched:
 /// the storage type) and converted on each of the three passes: half the registers of fp32, so
 /// that twice the warps, and twice the loads in flight, fit on an SM (a 16-bit row of 3072
-/// columns: 79 registers where fp32 needed 255). Converting three times costs instructions,
+/// columns: 72 registers where fp32 needed 255). Converting three times costs instructions,
 /// which the short rows cannot afford (a tuning run on the H100, not kept as data: 16-bit rows of
 /// 512 and 1024 columns held fetched ran 1-4% slower) and the long ones can. (One-element packs of
 /// a misaligned row fetch no fewer registers; the fused scale-and-mask load at 80 and 96 columns
