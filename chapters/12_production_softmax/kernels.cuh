@@ -106,7 +106,8 @@ __device__ __forceinline__ float row_exp(float x) {
 /// exponential the compiler may otherwise compute both sides of `log ? a : b` and select. Only the
 /// backward's warp kernel uses it: there it won back 1% at 256 columns. In the other kernels it
 /// changed register counts, and with them the block size chosen from occupancy, and measured
-/// slower (up to 17% on the 16-bit backward cluster at 128 rows; same-session A/B, not kept).
+/// slower (up to 17% on the 16-bit backward cluster at 128 rows: plots/data/h100-80gb-hbm3/
+/// experiments/fast_exp).
 template <typename F>
 __device__ __forceinline__ void with_log(bool log, F&& f) {
   if (log)
