@@ -48,11 +48,15 @@ void with_pack(int pack, F&& f) {
   f(std::integral_constant<int, 1>{});
 }
 
-/// Blocks of a grid-stride kernel over `rows` rows, a block per row: enough for every row, at
-/// most 64 waves of what fits on the GPU at once (grid_blocks in launch_math.h).
-inline unsigned row_blocks(int64_t rows, int resident_per_sm) {
-  return unsigned(course::grid_blocks(rows, 1, course::sm_count(), std::max(resident_per_sm, 1), 64));
-}
+/// [row_blocks]
+/// Blocks of a kernel with a block per row: one for every row (the kernels' grid-stride loop only
+/// serves rows past the hardware's 2^31 - 1 blocks). A block that takes a second row lives twice
+/// as long, and the kernel's end waits on the last blocks to finish theirs: capped at 64 waves of
+/// the blocks an SM holds (this chapter's grid until the change), 49152 rows gave most blocks two
+/// rows from 8192 fp32 columns on, and the shared-memory kernels ran 0.6-2.4% slower there (same-session
+/// A/B on the H100: plots/data/h100-80gb-hbm3/experiments/row_grid).
+inline unsigned row_blocks(int64_t rows) { return unsigned(std::clamp<int64_t>(rows, 1, INT32_MAX)); }
+/// [row_blocks]
 
 /// [warp_launch]
 // Short rows go two to a group (course::rows_per_group, at most two rows: up to four packs and 16
@@ -106,9 +110,21 @@ size_t cache_bytes(int64_t cols) {
   return size_t(course::round_up(cols * int64_t(sizeof(C)), 16));
 }
 
+/// [smem_min_packs]
+/// The occupancy rule's floor of packs per thread on the shared-memory paths (below it a block
+/// size is not a candidate). Chapter 06 asked for four. With a block per row (row_blocks), two
+/// were faster for the fp32 forward (up to 0.8% at 2048-6144 columns) and for both backward ops
+/// (up to 1.3% at 4096-16384 columns, in every dtype), and level elsewhere; the 16-bit forward
+/// lost 10-18% at 4096-12288 columns with two, and keeps four.
+/// Same-session A/B on the H100: plots/data/h100-80gb-hbm3/experiments/row_grid.
+template <int kPack>
+constexpr int kSmemMinPacks = kPack >= 8 ? 4 : 2;
+constexpr int kBackwardMinPacks = 2;
+/// [smem_min_packs]
+
 /// [smem_launch]
 // Chapter 06's rule for the block size (occupancy.cuh): the most resident threads for this
-// row's shared memory, at least four packs per thread. The cache type: fp32 (one exponential per
+// row's shared memory, at least kSmemMinPacks packs per thread. The cache type: fp32 (one exponential per
 // element, one pack in flight per thread) unless the narrower Load::Cache keeps more threads
 // resident, or the row is at most two packs per thread of a 128-thread block: the narrow cache's
 // two packs in flight then read the row in one round trip, which outweighs the second
@@ -125,11 +141,9 @@ template <typename C, int kPack, typename Load, typename Store>
 void launch_smem_as(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
   const size_t smem = cache_bytes<C>(cols);
   auto kernel_for = smem_kernel_for<C, kPack, Load, Store>();
-  course::with_occupancy_block(cols / kPack, 4, smem, kernel_for, [&](auto block) {
+  course::with_occupancy_block(cols / kPack, kSmemMinPacks<kPack>, smem, kernel_for, [&](auto block) {
     constexpr int kBlock = decltype(block)::value;
-    const auto kernel = kernel_for(block);
-    const int resident = course::resident_threads(kernel, kBlock, smem) / kBlock;
-    kernel<<<row_blocks(rows, resident), kBlock, smem, stream>>>(load, store, rows, cols, log);
+    kernel_for(block)<<<row_blocks(rows), kBlock, smem, stream>>>(load, store, rows, cols, log);
     CUDA_CHECK_LAUNCH();
   });
 }
@@ -140,11 +154,12 @@ void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t col
   if constexpr (!std::is_same_v<C, float>) {
     const int64_t packs = cols / kPack;
     const bool fits = cols <= cols_in_smem<float>(1);
-    const int wide = fits ? course::occupancy_best_threads(packs, 4, cache_bytes<float>(cols),
+    const int wide = fits ? course::occupancy_best_threads(packs, kSmemMinPacks<kPack>, cache_bytes<float>(cols),
                                                            smem_kernel_for<float, kPack, Load, Store>())
                           : 0;
     const int narrow =
-        course::occupancy_best_threads(packs, 4, cache_bytes<C>(cols), smem_kernel_for<C, kPack, Load, Store>());
+        course::occupancy_best_threads(packs, kSmemMinPacks<kPack>, cache_bytes<C>(cols),
+                                       smem_kernel_for<C, kPack, Load, Store>());
     static const std::string forced = std::getenv("CH12_SMEM_CACHE") ? std::getenv("CH12_SMEM_CACHE") : "";
     if (forced == "wide" && fits) return launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);
     if (forced == "narrow" || log || wide < narrow || packs <= 2 * 128)
@@ -159,7 +174,7 @@ void launch_uncached(const Load& load, const Store& store, int64_t rows, int64_t
                      cudaStream_t stream) {
   constexpr int kBlock = 1024;
   softmax_uncached_kernel<Load, Store, kPack, kBlock>
-      <<<row_blocks(rows, 2048 / kBlock), kBlock, 0, stream>>>(load, store, rows, cols, log);
+      <<<row_blocks(rows), kBlock, 0, stream>>>(load, store, rows, cols, log);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -412,12 +427,10 @@ void launch_backward_smem(const DirectLoad<T>& load_y, const DirectLoad<T>& load
     auto kernel_for = [&](auto block) {
       return softmax_backward_smem_kernel<L, L, S, kPack, decltype(block)::value, kCache>;
     };
-    course::with_occupancy_block(cols / kPack, 4, smem, kernel_for, [&](auto block) {
+    course::with_occupancy_block(cols / kPack, kBackwardMinPacks, smem, kernel_for, [&](auto block) {
       constexpr int kBlock = decltype(block)::value;
-      const auto kernel = kernel_for(block);
-      const int resident = course::resident_threads(kernel, kBlock, smem) / kBlock;
-      kernel<<<row_blocks(rows, resident), kBlock, smem, stream>>>(load_y, load_dy, store, rows, cols, dy_offset,
-                                                                   log);
+      kernel_for(block)<<<row_blocks(rows), kBlock, smem, stream>>>(load_y, load_dy, store, rows, cols, dy_offset,
+                                                                    log);
       CUDA_CHECK_LAUNCH();
     });
   };
@@ -457,7 +470,7 @@ template <int kPack, typename T>
 void launch_backward_uncached(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
                               int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
   constexpr int kBlock = 1024;
-  const unsigned grid = row_blocks(rows, 2048 / kBlock);
+  const unsigned grid = row_blocks(rows);
   if (log)
     softmax_backward_uncached_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack, kBlock, true>
         <<<grid, kBlock, 0, stream>>>(load_y, load_dy, store, rows, cols);
