@@ -27,7 +27,7 @@ README.md and chapters/*/README.md, so that no number in the lessons is typed by
                                                              (chapter 00)
   <!-- value CHAPTER NAME FIELD [GPU] -->...<!-- /value -->     one number; NAME is a
       benchmark name (op/kernel/dtype/rows:R/cols:C) or '-', FIELD one of gbps,
-      pct_of_copy, median_us, copy_gbps
+      pct_of_copy, median_us, spread_pct (p90 - p10, % of the median), copy_gbps
 --check fails when the data cannot be parsed or a marker names data that does not exist.
 """
 import argparse
@@ -300,6 +300,8 @@ def value(data, chapter, name, field, gpu):
                 return f"{r['pct_of_copy']:.0f}%"
             if field == "median_us":
                 return f"{r['median_us']:.1f} us"
+            if field == "spread_pct":
+                return f"{r['spread_pct']:.1f}%"
             raise DataError(f"unknown field '{field}'")
     raise DataError(f"{chapter} on {gpu} has no result named {name}")
 
@@ -375,6 +377,8 @@ def load_profile(path):
             "dram_pct": num(r, "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
             "occupancy": num(r, "sm__warps_active.avg.pct_of_peak_sustained_active"),
             "regs": num(r, "launch__registers_per_thread"),
+            "grid": num(r, "launch__grid_size"),
+            "block": num(r, "launch__block_size"),
             "local_b": num(r, "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"),
             "inst_m": num(r, "smsp__inst_executed.sum") / 1e6,
             "ldst_per_elem": (num(r, "smsp__sass_inst_executed_op_global_ld.sum")
@@ -389,12 +393,13 @@ def load_profile(path):
 
 def fmt_profile(prof, chapter):
     kernels, shape = prof
-    lines = ["| kernel | time (us) | DRAM read (MB) | DRAM write (MB) | DRAM throughput (% of peak) "
+    lines = ["| kernel | blocks x threads | time (us) | DRAM read (MB) | DRAM write (MB) | DRAM throughput (% of peak) "
              "| achieved occupancy (%) | registers / thread | local loads (B) | thread instructions / element "
              "| global load+store instructions x 32 / element | shared bank conflicts |",
-             "|---|" + "---:|" * 10]
+             "|---|" + "---:|" * 11]
     for k in kernels:
-        lines.append(f"| `{k['kernel']}` | {k['us']:.1f} | {k['read_mb']:.1f} | {k['write_mb']:.1f} | "
+        launch = f"{k['grid']:.0f} x {k['block']:.0f}" if k["grid"] == k["grid"] and k["block"] == k["block"] else "?"
+        lines.append(f"| `{k['kernel']}` | {launch} | {k['us']:.1f} | {k['read_mb']:.1f} | {k['write_mb']:.1f} | "
                      f"{k['dram_pct']:.1f} | {k['occupancy']:.1f} | {k['regs']:.0f} | {k['local_b']:.0f} | "
                      f"{k['inst_per_elem']:.1f} | {k['ldst_per_elem']:.2f} | {k['conflicts']:.0f} |")
     lines.append("")

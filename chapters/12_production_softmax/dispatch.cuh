@@ -53,7 +53,7 @@ void with_pack(int pack, F&& f) {
 /// serves rows past the hardware's 2^31 - 1 blocks). A block that takes a second row lives twice
 /// as long, and the kernel's end waits on the last blocks to finish theirs: capped at 64 waves of
 /// the blocks an SM holds (this chapter's grid until the change), 49152 rows gave most blocks two
-/// rows from 8192 fp32 columns on, and the shared-memory kernels ran 0.6-2.4% slower there (same-session
+/// rows from 8192 fp32 columns on, and the shared-memory kernels ran 0.5-2.4% slower there (same-session
 /// A/B on the H100: plots/data/h100-80gb-hbm3/experiments/row_grid).
 inline unsigned row_blocks(int64_t rows) { return unsigned(std::clamp<int64_t>(rows, 1, INT32_MAX)); }
 /// [row_blocks]
@@ -114,8 +114,8 @@ size_t cache_bytes(int64_t cols) {
 /// The occupancy rule's floor of packs per thread on the shared-memory paths (below it a block
 /// size is not a candidate). Chapter 06 asked for four. With a block per row (row_blocks), two
 /// were faster for the fp32 forward (up to 0.8% at 2048-6144 columns) and for both backward ops
-/// (up to 1.3% at 4096-16384 columns, in every dtype), and level elsewhere; the 16-bit forward
-/// lost 10-18% at 4096-12288 columns with two, and keeps four.
+/// (up to 1.3% at 4096-16384 columns, in every dtype), and level elsewhere; the 16-bit softmax
+/// lost 5-18% at 4096-12288 columns with two, and the 16-bit forward keeps four.
 /// Same-session A/B on the H100: plots/data/h100-80gb-hbm3/experiments/row_grid.
 template <int kPack>
 constexpr int kSmemMinPacks = kPack >= 8 ? 4 : 2;
