@@ -51,10 +51,10 @@ void with_pack(int pack, F&& f) {
 /// [row_blocks]
 /// Blocks of a kernel with a block per row: one for every row (the kernels' grid-stride loop only
 /// serves rows past the hardware's 2^31 - 1 blocks). A block that takes a second row lives twice
-/// as long, and the kernel's end waits on the last blocks to finish theirs: capped at 64 waves of
+/// as long, and the kernel's end waits on the last blocks to finish theirs. Capped at 64 waves of
 /// the blocks an SM holds (this chapter's grid until the change), 49152 rows gave most blocks two
-/// rows from 8192 fp32 columns on, and the shared-memory kernels ran 0.5-2.4% slower there (same-session
-/// A/B on the H100: plots/data/h100-80gb-hbm3/experiments/row_grid).
+/// rows from 8192 fp32 columns on, and the shared-memory kernels ran 0.5-2.4% slower there
+/// (same-session A/B on the H100: plots/data/h100-80gb-hbm3/experiments/row_grid).
 inline unsigned row_blocks(int64_t rows) { return unsigned(std::clamp<int64_t>(rows, 1, INT32_MAX)); }
 /// [row_blocks]
 
@@ -124,11 +124,11 @@ constexpr int kBackwardMinPacks = 2;
 
 /// [smem_launch]
 // Chapter 06's rule for the block size (occupancy.cuh): the most resident threads for this
-// row's shared memory, at least kSmemMinPacks packs per thread. The cache type: fp32 (one exponential per
-// element, one pack in flight per thread) unless the narrower Load::Cache keeps more threads
-// resident, or the row is at most two packs per thread of a 128-thread block: the narrow cache's
-// two packs in flight then read the row in one round trip, which outweighs the second
-// exponential (a tuning run on the H100 with CH12_SMEM_CACHE=narrow|wide, not kept as data: fp16
+// row's shared memory, at least kSmemMinPacks packs per thread. The cache type: fp32 (one
+// exponential per element, one pack in flight per thread) unless the narrower Load::Cache keeps
+// more threads resident, or the row is at most two packs per thread of a 128-thread block: the
+// narrow cache's two packs in flight then read the row in one round trip, which outweighs the
+// second exponential (a tuning run on the H100 with CH12_SMEM_CACHE=narrow|wide, not kept as data: fp16
 // at 1536 columns 2.48 against 2.19 TB/s narrow; at 16384, 2.86 against 3.01 TB/s wide).
 // Log-softmax always takes the narrow cache: it keeps no exponential, so the fp32 cache buys
 // nothing (measured the same way: 16-bit at 3072 columns 2.85-2.89 against 2.76-2.79 TB/s).
@@ -157,9 +157,8 @@ void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t col
     const int wide = fits ? course::occupancy_best_threads(packs, kSmemMinPacks<kPack>, cache_bytes<float>(cols),
                                                            smem_kernel_for<float, kPack, Load, Store>())
                           : 0;
-    const int narrow =
-        course::occupancy_best_threads(packs, kSmemMinPacks<kPack>, cache_bytes<C>(cols),
-                                       smem_kernel_for<C, kPack, Load, Store>());
+    const int narrow = course::occupancy_best_threads(packs, kSmemMinPacks<kPack>, cache_bytes<C>(cols),
+                                                      smem_kernel_for<C, kPack, Load, Store>());
     static const std::string forced = std::getenv("CH12_SMEM_CACHE") ? std::getenv("CH12_SMEM_CACHE") : "";
     if (forced == "wide" && fits) return launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);
     if (forced == "narrow" || log || wide < narrow || packs <= 2 * 128)
