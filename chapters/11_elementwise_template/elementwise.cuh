@@ -39,39 +39,6 @@ struct SimpleFactory {
 };
 /// [factory]
 
-/// [wide_pack]
-/// N elements of T as one pack of the template: 16 bytes of the *narrowest* type the functor
-/// touches, so a wider type's pack spans several 16-byte accesses (a cast from fp32 to fp16:
-/// eight elements, two 16-byte loads of fp32 and one 16-byte store of fp16). A pack of at most 16
-/// bytes is one access, as `course::Pack`.
-template <typename T, int N>
-union WidePack {
-  static constexpr int kPiece = N * int(sizeof(T)) > 16 ? 16 / int(sizeof(T)) : N;  // elements per access
-  static constexpr int kAccesses = N / kPiece;
-  using Storage = typename course::VecStorage<kPiece * int(sizeof(T))>::type;
-  Storage storage[kAccesses];
-  T elem[N];
-};
-
-/// Loads N elements at p (p aligned to min(16, N x sizeof(T)) bytes), one access per 16 bytes.
-template <typename T, int N>
-__device__ __forceinline__ WidePack<T, N> load_wide(const T* p) {
-  using W = WidePack<T, N>;
-  W w;
-#pragma unroll
-  for (int a = 0; a < W::kAccesses; ++a) w.storage[a] = reinterpret_cast<const typename W::Storage*>(p)[a];
-  return w;
-}
-
-/// Stores N elements at p, aligned as for load_wide.
-template <typename T, int N>
-__device__ __forceinline__ void store_wide(T* p, const WidePack<T, N>& w) {
-  using W = WidePack<T, N>;
-#pragma unroll
-  for (int a = 0; a < W::kAccesses; ++a) reinterpret_cast<typename W::Storage*>(p)[a] = w.storage[a];
-}
-/// [wide_pack]
-
 /// Whether functor F has `Apply2(out, in...)`, which computes two elements at once (half2 or
 /// nv_bfloat162 arithmetic or paired conversions).
 template <typename F, typename = void>
@@ -108,19 +75,19 @@ __global__ void __launch_bounds__(kBlock)
   const int64_t tid = int64_t(blockIdx.x) * kBlock + threadIdx.x;
   const int64_t stride = int64_t(gridDim.x) * kBlock;
   for (int64_t base = tid; base < n_packs; base += stride * kUnroll) {
-    cuda::std::tuple<WidePack<In, kPack>...> in[kUnroll];
+    cuda::std::tuple<course::Pack<In, kPack>...> in[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t i = base + u * stride;
-      if (i < n_packs) in[u] = cuda::std::make_tuple(load_wide<In, kPack>(x + i * kPack)...);
+      if (i < n_packs) in[u] = cuda::std::make_tuple(course::load_pack<In, kPack>(x + i * kPack)...);
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t i = base + u * stride;
       if (i < n_packs) {
-        WidePack<R, kPack> out;
+        course::Pack<R, kPack> out;
         cuda::std::apply([&](const auto&... p) { apply_pack<kPack>(f, out.elem, p.elem...); }, in[u]);
-        store_wide<R, kPack>(y + i * kPack, out);
+        course::store_pack<R, kPack>(y + i * kPack, out);
       }
     }
     if constexpr (!kLoop) break;
@@ -170,13 +137,10 @@ inline int64_t unroll_min_packs(int unroll) { return int64_t(unroll) * kUnrollMi
 inline bool unroll_pays(int64_t n_packs, int unroll) { return n_packs >= unroll_min_packs(unroll); }
 /// [unroll_pays]
 
-/// The widest pack (at most max_pack elements) for which every pointer is aligned to its accesses:
-/// pack x sizeof(T) bytes, or 16 where a pack spans several 16-byte accesses.
+/// The widest pack (at most 16 bytes of the widest type) to which every pointer is aligned.
 template <typename R, typename... In>
 int aligned_pack(int max_pack, const R* y, const In*... x) {
-  auto aligned = [](const void* p, int bytes) {
-    return reinterpret_cast<uintptr_t>(p) % uintptr_t(std::min(bytes, 16)) == 0;
-  };
+  auto aligned = [](const void* p, int bytes) { return reinterpret_cast<uintptr_t>(p) % uintptr_t(bytes) == 0; };
   int pack = max_pack;
   while (pack > 1 && !(aligned(y, pack * int(sizeof(R))) && (aligned(x, pack * int(sizeof(In))) && ...))) pack /= 2;
   return pack;
@@ -204,13 +168,8 @@ void launch(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... 
   course::require(n >= 0, "elementwise: n must be >= 0, got ", n);
   if (n == 0) return;
   course::require(y != nullptr && ((x != nullptr) && ...), "elementwise: a null pointer for ", n, " elements");
-  /// [pack_rule]
-  // 16 bytes of the narrowest type: a cast between fp32 and a 16-bit type moves 8 elements, two
-  // 16-byte accesses on the fp32 side and one on the 16-bit side (kMaxPack = 4: one and a half).
   constexpr int kWidest = int(std::max({sizeof(R), sizeof(In)...}));
-  constexpr int kNarrowest = int(std::min({sizeof(R), sizeof(In)...}));
-  constexpr int kPack = std::min(16 / kNarrowest, kMaxPack);
-  /// [pack_rule]
+  constexpr int kPack = std::min(16 / kWidest, kMaxPack);
   const int pack = aligned_pack(kPack, y, x...);
   // A unary op on 8-element packs (16-bit types) carries twice the arithmetic per byte of a
   // 4-element one: four packs in flight per thread hide it (GELU fp16 at 2^28 elements: 92% -> 97%
@@ -218,7 +177,7 @@ void launch(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... 
   // flight are there already, and the extra registers cost more than they bring (fma fp16 at 2^28:
   // 103% one pack per thread, 96% four).
   constexpr int kU = kUnroll_ > 0 ? kUnroll_ : 1;
-  constexpr bool kMayUnroll = kUnroll_ == 0 && kPack == 8 && kWidest == 2 && sizeof...(In) == 1;
+  constexpr bool kMayUnroll = kUnroll_ == 0 && kPack == 8 && sizeof...(In) == 1;
   if constexpr (kPack >= 8) {
     if (pack == 8) {
       if constexpr (kMayUnroll) {

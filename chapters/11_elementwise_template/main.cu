@@ -239,12 +239,6 @@ int main(int argc, char** argv) {
   ch.add(Op::cast_from_f32, "no_apply2", DType::f16, cast_from_f32<__half, ew::CastFromF32Scalar<__half>>, any);
   ch.add(Op::cast_to_f32, "no_apply2", DType::f16, cast_to_f32<__half, ew::CastToF32Scalar<__half>>, any);
   ch.add(Op::cast_from_f32, "scalar", DType::f16, cast_from_f32<__half, ew::CastFromF32<__half>, 1>, scalar);
-  // The casts with packs of 16 bytes of the wider type, fp32 (four elements): the rule before
-  // packs were sized by the narrower type.
-  const course::Limits pack4{0, {}, "any count; four-element packs (16 bytes of fp32)"};
-  ch.add(Op::cast_from_f32, "pack4", DType::f16, cast_from_f32<__half, ew::CastFromF32<__half>, 4>, pack4);
-  ch.add(Op::cast_from_f32, "pack4", DType::bf16, cast_from_f32<__nv_bfloat16, ew::CastFromF32<__nv_bfloat16>, 4>, pack4);
-  ch.add(Op::cast_to_f32, "pack4", DType::f16, cast_to_f32<__half, ew::CastToF32<__half>, 4>, pack4);
   ch.add(Op::gelu, "unroll1", DType::f16, gelu<__half, 16, ew::kMaxWaves, 1>,
          {0, {}, "any count; one pack per thread (the comparison for the 16-bit unroll)"});
   ch.add_check({"cast_to_f32/pack/f16: every fp16 pattern", DType::f16, check_widen_all<__half>});
