@@ -58,25 +58,41 @@ void with_pack(int pack, F&& f) {
 inline unsigned row_blocks(int64_t rows) { return unsigned(std::clamp<int64_t>(rows, 1, INT32_MAX)); }
 /// [row_blocks]
 
+/// [half_wave]
+/// Whether groups of `width` lanes taking `rows_per_group` rows each give the grid at least half a
+/// wave of threads (half the threads the SMs hold: 2048 each, as the warp grids count them).
+inline bool half_wave(int64_t rows, int width, int rows_per_group) {
+  return course::ceil_div(rows, rows_per_group) * width >= int64_t(course::sm_count()) * 2048 / 2;
+}
+/// [half_wave]
+
 /// [warp_launch]
 // Short rows go two to a group (course::rows_per_group, at most two rows: up to four packs and 16
-// columns per lane), for more loads in flight per lane. Chapter 04's four rows per group were
+// columns per lane), for more loads in flight per lane, as long as the grid keeps half a wave of
+// threads (half_wave); past that, one row per group. At 49152 rows only the 16-bit rows of 32
+// columns (groups of 4 lanes) fall under it: two rows per group there are 98304 threads, a third
+// of the H100's 270336, and one row per group ran the forward 10-12% and the backward 6-8% faster
+// (same-session A/B, plots/data/h100-80gb-hbm3/experiments/short_rows). Chapter 04's four rows per group were
 // measured here too (all of this chapter's warp kernels, at 9fe96bb; the run is not kept as data):
 // they lost at the shortest 16-bit rows (32 columns: a grid of 384 blocks) and on the backward's
 // rows of 32-256 columns. Four rows for full-warp groups only, A/B against two in one session
 // (also not kept): level on the forward, 10% slower on the 16-bit backward at 256 columns. So this
-// chapter keeps two. kMinPacks > 1 gives short rows narrower groups, each lane holding more.
+// chapter keeps two at most. kMinPacks > 1 gives short rows narrower groups, each lane holding more.
 template <int kMinPacks, int kPack, int kColsPerLane, typename F>
-void warp_shape(int64_t cols, F&& f) {
+void warp_shape(int64_t rows, int64_t cols, F&& f) {
   course::dispatch_warp_shape_min<kPack, kMinPacks, kColsPerLane>(cols, [&](auto cpt, auto width) {
     constexpr int kRows = course::rows_per_group<kPack, decltype(cpt)::value, 2>();
+    if constexpr (kRows > 1) {
+      if (!half_wave(rows, decltype(width)::value, kRows))
+        return f(cpt, width, std::integral_constant<int, 1>{});
+    }
     f(cpt, width, std::integral_constant<int, kRows>{});
   });
 }
 
 template <int kMinPacks, int kPack, int kColsPerLane, typename Load, typename Store>
 void launch_warp(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
-  warp_shape<kMinPacks, kPack, kColsPerLane>(cols, [&](auto cpt, auto width, auto rows_per_group) {
+  warp_shape<kMinPacks, kPack, kColsPerLane>(rows, cols, [&](auto cpt, auto width, auto rows_per_group) {
     constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
     constexpr int kRows = decltype(rows_per_group)::value;
     constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
@@ -299,9 +315,18 @@ Path forward_path(int64_t rows, int64_t cols, int64_t warp_max_cols) {
 }
 /// [dispatch]
 
-/// Rows of at most this many packs per lane take narrower groups with kWarpMinPacks packs per
-/// lane (1: one pack per lane, chapter 03's shapes).
-constexpr int kWarpMinPacks = 1;
+/// [two_packs]
+/// Whether the forward's warp path gives a row of `cols` columns two packs per lane, in groups
+/// half as wide: fp32 rows of 33-128 columns (64 columns: 8 lanes of 8 columns instead of 16 lanes
+/// of 4). Other rows take chapter 03's shapes, one pack per lane up to 32 x kPack columns. On the
+/// H100 at 49152 rows the fp32 forward gained 3.7-3.9% at 64 columns and 2.5% at 128 with it
+/// (experiments/short_rows); at 32 columns (4 lanes of 8) it lost 9%, on 16-bit rows it was mixed
+/// (-3% to +2%), and the backward, which holds two tensors per lane, lost up to 5%.
+template <int kPack>
+bool two_packs(int64_t cols) {
+  return kPack == 4 && cols > 8 * kPack && cols <= 32 * kPack;
+}
+/// [two_packs]
 
 /// The forward on `path` (or the dispatch's choice), with packs of kMax or 1 elements and up to
 /// kColsPerLane columns per lane on the warp path.
@@ -313,7 +338,10 @@ void forward(Path path, int pack, const Load& load, const Store& store, int64_t 
     constexpr int kPack = decltype(p)::value;
     switch (path) {
       case Path::warp:
-        return launch_warp<kWarpMinPacks, kPack, kColsPerLane>(load, store, rows, cols, log, stream);
+        if constexpr (kPack == 4) {
+          if (two_packs<kPack>(cols)) return launch_warp<2, kPack, kColsPerLane>(load, store, rows, cols, log, stream);
+        }
+        return launch_warp<1, kPack, kColsPerLane>(load, store, rows, cols, log, stream);
       case Path::cluster:
         return launch_cluster<kPack>(load, store, rows, cols, log, stream);
       case Path::smem:
@@ -396,7 +424,7 @@ Path backward_path(int64_t rows, int64_t cols, bool log) {
 template <int kPack, typename T>
 void launch_backward_warp(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
                           int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
-  warp_shape<1, kPack, kWarpColsPerLane<T>>(cols, [&](auto cpt, auto width, auto rows_per_group) {
+  warp_shape<1, kPack, kWarpColsPerLane<T>>(rows, cols, [&](auto cpt, auto width, auto rows_per_group) {
     constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
     constexpr int kRows = decltype(rows_per_group)::value;
     const auto blocks =
@@ -616,6 +644,29 @@ int64_t backward_cluster_max_cols() {
 }
 
 template <typename T>
+int64_t warp_two_rows_min(int64_t cols, bool backward) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    cudaGetLastError();
+    return 0;
+  }
+  if (cols < 1 || cols > kWarpMaxCols<T>) return 0;
+  constexpr int kPack = 16 / sizeof(T);
+  int64_t first = 0;
+  // half_wave(rows, width, 2) holds from ceil(rows / 2) x width >= half a wave.
+  auto line = [&](auto cpt, auto width) {
+    constexpr int kRows = course::rows_per_group<kPack, decltype(cpt)::value, 2>();
+    const int64_t half = int64_t(course::sm_count()) * 2048 / 2;
+    if (kRows > 1) first = 2 * course::ceil_div(half, decltype(width)::value) - 1;
+  };
+  if (!backward && detail::two_packs<kPack>(cols))
+    course::dispatch_warp_shape_min<kPack, 2, kWarpColsPerLane<T>>(cols, line);
+  else
+    course::dispatch_warp_shape_min<kPack, 1, kWarpColsPerLane<T>>(cols, line);
+  return first;
+}
+
+template <typename T>
 Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
   switch (op) {
     case course::Op::softmax_backward:
@@ -641,4 +692,5 @@ Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
   template int64_t ch12::backward_both_cached_max_cols<T>();                                    \
   template int64_t ch12::backward_cluster_max_cols<T>();                                        \
   template ch12::Path ch12::chosen_path<T>(course::Op, int64_t, int64_t);                      \
+  template int64_t ch12::warp_two_rows_min<T>(int64_t, bool);                                   \
   template void ch12::softmax_warp_min_packs<T, 2>(const course::Args&, cudaStream_t);

@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -75,6 +76,28 @@ std::vector<std::pair<int64_t, int64_t>> shapes_at_boundaries(int64_t smem_max, 
   return v;
 }
 
+// The warp path's half-wave line (two rows per group from warp_two_rows_min rows) at every
+// short-row shape, forward and backward, each checked at -1 and 0.
+template <typename T>
+std::vector<std::pair<int64_t, int64_t>> half_wave_boundary() {
+  std::vector<std::pair<int64_t, int64_t>> v;
+  for (int64_t c : {8, 16, 32, 64, 128, 256, 512})
+    for (bool backward : {false, true})
+      if (const int64_t r = ch12::warp_two_rows_min<T>(c, backward); r > 1) {
+        v.push_back({r - 1, c});
+        v.push_back({r, c});
+      }
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+template <typename T>
+std::vector<std::pair<int64_t, int64_t>> with_half_wave(std::vector<std::pair<int64_t, int64_t>> v) {
+  for (const auto& s : half_wave_boundary<T>()) v.push_back(s);
+  return v;
+}
+
 // Registers `op` on the production dispatch and on each of `paths` forced.
 template <typename T, Fn<T> kFn>
 void add_paths(course::Chapter& ch, Op op, const course::Limits& production, const course::Limits& warp,
@@ -94,7 +117,10 @@ void add_type(course::Chapter& ch) {
   // Where the warp path changes shape (group width, then columns per lane), each checked +-1.
   std::vector<int64_t> warp_shapes{8, 16, 32, 64, 128, 256, 512};
   for (int64_t c = 1024; c < kWarpMax; c += 512) warp_shapes.push_back(c);
-  const course::Limits warp{kWarpMax, warp_shapes, "cols <= " + limit_text(kWarpMax) + "; the row in registers"};
+  const course::Limits warp{kWarpMax, warp_shapes,
+                            "cols <= " + limit_text(kWarpMax) + "; the row in registers; two rows per group of "
+                            "lanes from half a wave of threads",
+                            half_wave_boundary<T>()};
   const course::Limits uncached{0, {}, "any cols; a block per row, the row read twice"};
   const course::Limits cluster{0, {}, "any cols; several blocks per row in a cluster (sm_90+)"};
   auto smem = [](int64_t max_cols, int64_t inner = 0) {
@@ -109,7 +135,7 @@ void add_type(course::Chapter& ch) {
                           std::string("any cols: ") + what + "; warp <= " + limit_text(kWarpMax) +
                               (kWarpMax > 1024 ? " (past 1024: rows >= 32 x SMs)" : "") + " < shared memory <= " +
                               limit_text(smem_max) + " < uncached",
-                          shapes_at_boundaries(smem_max, kWarpMax)};
+                          with_half_wave<T>(shapes_at_boundaries(smem_max, kWarpMax))};
   };
   const int64_t fwd_smem = ch12::smem_max_cols<T>(Op::softmax);
   const int64_t bwd_smem = ch12::smem_max_cols<T>(Op::softmax_backward);

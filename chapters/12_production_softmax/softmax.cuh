@@ -76,6 +76,12 @@ int64_t backward_both_cached_max_cols();
 template <typename T>
 int64_t backward_cluster_max_cols();
 
+/// Rows from which the warp path gives each group of lanes two rows of `cols` columns stored as T
+/// (the forward's group shape, or the backward's): the half-wave line of dispatch.cuh. 0 where a
+/// group takes one row at any number of rows, or without a GPU.
+template <typename T>
+int64_t warp_two_rows_min(int64_t cols, bool backward);
+
 /// Fewer rows than this take the several-blocks-per-row (cluster) path for rows too long for
 /// shared memory, when the GPU has clusters: half the SM count, where one block per row would
 /// leave most SMs idle (0 without clusters).
