@@ -102,15 +102,9 @@ __global__ void __launch_bounds__(kBlock)
 // rounded up to whole waves (a wave: the SMs times the blocks of kBlock threads each SM holds) so
 // that the last wave is not a partial one.
 // Only a grid past max_waves waves (or the hardware's 2^31 - 1 blocks) makes threads loop.
-// One wave: the blocks of kBlock threads the GPU holds at once (asked once).
+// One wave: the blocks of kBlock threads the GPU holds at once.
 inline int64_t resident_blocks() {
-  static const int64_t blocks = [] {
-    int dev = 0, threads_per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-    return int64_t(course::sm_count()) * (threads_per_sm / kBlock);
-  }();
-  return blocks;
+  return int64_t(course::sm_count()) * (course::threads_per_sm() / kBlock);
 }
 
 inline unsigned grid_size(int64_t n_packs, int unroll, int64_t max_waves) {

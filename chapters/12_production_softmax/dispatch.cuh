@@ -59,10 +59,13 @@ inline unsigned row_blocks(int64_t rows) { return unsigned(std::clamp<int64_t>(r
 /// [row_blocks]
 
 /// [half_wave]
+/// Half a wave: half the threads the SMs hold at once (132 x 2048 / 2 on the H100).
+inline int64_t half_wave_threads() { return int64_t(course::sm_count()) * course::threads_per_sm() / 2; }
+
 /// Whether groups of `width` lanes taking `rows_per_group` rows each give the grid at least half a
-/// wave of threads (half the threads the SMs hold: 2048 each, as the warp grids count them).
+/// wave of threads.
 inline bool half_wave(int64_t rows, int width, int rows_per_group) {
-  return course::ceil_div(rows, rows_per_group) * width >= int64_t(course::sm_count()) * 2048 / 2;
+  return course::ceil_div(rows, rows_per_group) * width >= half_wave_threads();
 }
 /// [half_wave]
 
@@ -96,7 +99,8 @@ void launch_warp(const Load& load, const Store& store, int64_t rows, int64_t col
     constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
     constexpr int kRows = decltype(rows_per_group)::value;
     constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
-    const auto blocks = unsigned(course::grid_blocks(rows, kRowsPerBlock, course::sm_count(), 2048 / kWarpBlock, 8));
+    const auto blocks = unsigned(
+        course::grid_blocks(rows, kRowsPerBlock, course::sm_count(), course::threads_per_sm() / kWarpBlock, 8));
     softmax_warp_kernel<Load, Store, kPack, kCols, kWidth, kRows>
         <<<blocks, kWarpBlock, 0, stream>>>(load, store, rows, cols, log);
     CUDA_CHECK_LAUNCH();
@@ -427,8 +431,8 @@ void launch_backward_warp(const DirectLoad<T>& load_y, const DirectLoad<T>& load
   warp_shape<1, kPack, kWarpColsPerLane<T>>(rows, cols, [&](auto cpt, auto width, auto rows_per_group) {
     constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
     constexpr int kRows = decltype(rows_per_group)::value;
-    const auto blocks =
-        unsigned(course::grid_blocks(rows, kWarpBlock / kWidth * kRows, course::sm_count(), 2048 / kWarpBlock, 8));
+    const auto blocks = unsigned(course::grid_blocks(rows, kWarpBlock / kWidth * kRows, course::sm_count(),
+                                                     course::threads_per_sm() / kWarpBlock, 8));
     softmax_backward_warp_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack, kCols, kWidth, kRows>
         <<<blocks, kWarpBlock, 0, stream>>>(load_y, load_dy, store, rows, cols, log);
     CUDA_CHECK_LAUNCH();
@@ -656,8 +660,7 @@ int64_t warp_two_rows_min(int64_t cols, bool backward) {
   // half_wave(rows, width, 2) holds from ceil(rows / 2) x width >= half a wave.
   auto line = [&](auto cpt, auto width) {
     constexpr int kRows = course::rows_per_group<kPack, decltype(cpt)::value, 2>();
-    const int64_t half = int64_t(course::sm_count()) * 2048 / 2;
-    if (kRows > 1) first = 2 * course::ceil_div(half, decltype(width)::value) - 1;
+    if (kRows > 1) first = 2 * course::ceil_div(detail::half_wave_threads(), decltype(width)::value) - 1;
   };
   if (!backward && detail::two_packs<kPack>(cols))
     course::dispatch_warp_shape_min<kPack, 2, kWarpColsPerLane<T>>(cols, line);

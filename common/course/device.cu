@@ -165,6 +165,17 @@ int sm_count() {
   return n;
 }
 
+int threads_per_sm() {
+  static int cached[64] = {};
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev < 64 && cached[dev]) return cached[dev];
+  int n = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+  if (dev < 64) cached[dev] = n;
+  return n;
+}
+
 namespace {
 // Reads every 16 bytes of p; writes only if the impossible happens, so the loads stay.
 __global__ void read_all_kernel(const uint4* __restrict__ p, int64_t n, uint4* sink) {

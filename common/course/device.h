@@ -75,6 +75,10 @@ std::string gpu_slug(const std::string& name);
 /// Multiprocessors of the current device (cached per device): launchers size grids with it.
 int sm_count();
 
+/// Threads one multiprocessor of the current device holds at once (cached per device): 2048 on
+/// the A100 and H100, 1536 on sm_86 and sm_89 cards. Launchers count a wave with it.
+int threads_per_sm();
+
 /// Evicts L2 between timed launches by writing a buffer twice the L2's size (cudaMemsetAsync).
 ///
 /// The memset leaves L2 full of *dirty* lines, which the timed kernel then writes back to DRAM as
