@@ -15,6 +15,9 @@ With --tables it also rewrites, between markers, the measured tables and figures
 README.md and chapters/*/README.md, so that no number in the lessons is typed by hand:
   <!-- results CHAPTER [GPU] -->...<!-- /results -->          the chapter's table
   <!-- profile CHAPTER [GPU] -->...<!-- /profile -->          its Nsight Compute table
+  <!-- sectors FILE [GPU] -->...<!-- /sectors -->            the memory pipeline (sectors per request,
+                                                             L1 to L2, DRAM) of a profile that has
+                                                             the l1tex/lts sector metrics
   <!-- peers CHAPTER OP ROWS [kernel=K] [GPU] -->...<!-- /peers -->
                                                              its kernel K (or best kernel) for OP
                                                              against each peer
@@ -387,6 +390,14 @@ def load_profile(path):
             "inst_per_elem": num(r, "smsp__inst_executed.sum") * 32 / elements if elements else float("nan"),
             "conflicts": num(r, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
                          + num(r, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
+            # The memory pipeline, where a profile has it (the sectors marker): requests are warp
+            # instructions at L1, sectors the 32-byte pieces they touch; lts__ counts what L1 sends to L2.
+            "ld_req": num(r, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+            "ld_sec": num(r, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+            "st_req": num(r, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+            "st_sec": num(r, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
+            "l2_rd_sec": num(r, "lts__t_sectors_srcunit_tex_op_read.sum"),
+            "l2_wr_sec": num(r, "lts__t_sectors_srcunit_tex_op_write.sum"),
         })
     return out, shape
 
@@ -407,6 +418,30 @@ def fmt_profile(prof, chapter):
     lines.append(f"Nsight Compute (`scripts/profile.sh`, clocks not locked), {where}, first launch of each "
                  f"kernel; instructions are per warp, so x 32 per element compares with one thread per element. "
                  f"Data: `plots/data/{REFERENCE_GPU}/{chapter}.ncu.csv`.")
+    return "\n".join(lines)
+
+
+def fmt_sectors(prof, rel_path):
+    """Markdown table of the memory pipeline of each kernel of a profile with the sector metrics:
+    how many 32-byte sectors each global load and store instruction touches at L1, and what L1
+    passes on to L2 and L2 to DRAM."""
+    kernels, shape = prof
+    need = ("ld_req", "ld_sec", "st_req", "st_sec", "l2_rd_sec", "l2_wr_sec")
+    if any(k[m] != k[m] for k in kernels for m in need):
+        raise DataError(f"{rel_path}: the sectors table needs the l1tex__t_requests/sectors and lts__t_sectors metrics")
+    lines = ["| kernel | time (us) | global loads: requests (M) | sectors / request | global stores: requests (M) "
+             "| sectors / request | L1 to L2: sectors read (M) | sectors written (M) | DRAM read (MB) "
+             "| DRAM write (MB) |",
+             "|---|" + "---:|" * 9]
+    for k in kernels:
+        lines.append(f"| `{k['kernel']}` | {k['us']:.1f} | {k['ld_req'] / 1e6:.2f} | {k['ld_sec'] / k['ld_req']:.0f} | "
+                     f"{k['st_req'] / 1e6:.2f} | {k['st_sec'] / k['st_req']:.0f} | {k['l2_rd_sec'] / 1e6:.2f} | "
+                     f"{k['l2_wr_sec'] / 1e6:.2f} | {k['read_mb']:.1f} | {k['write_mb']:.1f} |")
+    lines.append("")
+    where = f"{shape[1]} x {shape[2]}" if shape else "the recorded shape"
+    lines.append(f"Nsight Compute (clocks not locked, its own cache control: L2 clean before each launch), {where}, "
+                 f"first launch of each kernel. A warp's 16-byte accesses to 512 contiguous bytes touch 16 sectors. "
+                 f"Data: `plots/data/{REFERENCE_GPU}/{rel_path}.ncu.csv`.")
     return "\n".join(lines)
 
 
@@ -569,6 +604,7 @@ PEERS_RE = re.compile(r"(<!-- peers (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+)(?: ker
 ACCURACY_RE = re.compile(r"(<!-- accuracy (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /accuracy -->)", re.S)
 VS_COPY_RE = re.compile(r"(?P<open><!-- vs_copy (?P<ch>\w+)(?: op=(?P<op>\w+))?(?: kernel=(?P<kernel>\w+))?"
                         r"(?: (?P<gpu>[\w-]+))? -->)(.*?)(?P<close><!-- /vs_copy -->)", re.S)
+SECTORS_RE = re.compile(r"(<!-- sectors (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /sectors -->)", re.S)
 PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
 PATHS_RE = re.compile(r"(<!-- paths (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /paths -->)", re.S)
@@ -593,6 +629,13 @@ def rewrite_markers(text, data, peers=None):
         if not os.path.exists(path):
             raise DataError(f"profile marker names {path}: no such file (scripts/profile.sh makes it)")
         return f"{m.group(1)}\n{fmt_profile(load_profile(path), m['ch'])}\n{m.group(5)}"
+
+    def sectors(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        path = os.path.join(DATA_DIR, gpu, f"{m['ch']}.ncu.csv")
+        if not os.path.exists(path):
+            raise DataError(f"sectors marker names {path}: no such file")
+        return f"{m.group(1)}\n{fmt_sectors(load_profile(path), m['ch'])}\n{m.group(5)}"
 
     def vs_copy(m):
         gpu = m["gpu"] or REFERENCE_GPU
@@ -636,6 +679,7 @@ def rewrite_markers(text, data, peers=None):
     text = ACCURACY_RE.sub(accuracy, text)
     text = PATHS_RE.sub(paths, text)
     text = VS_COPY_RE.sub(vs_copy, text)
+    text = SECTORS_RE.sub(sectors, text)
     return PROFILE_RE.sub(profile, VALUE_RE.sub(val, RESULTS_RE.sub(results, text)))
 
 
