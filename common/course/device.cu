@@ -154,27 +154,24 @@ bool probe_device(DeviceInfo* info, std::string* why) {
   return true;
 }
 
-int sm_count() {
+namespace {
+// One attribute of the current device, asked once per device (devices past 64 are asked each time).
+template <cudaDeviceAttr kAttr>
+int cached_attribute() {
   static int cached[64] = {};
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   if (dev < 64 && cached[dev]) return cached[dev];
   int n = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&n, kAttr, dev));
   if (dev < 64) cached[dev] = n;
   return n;
 }
+}  // namespace
 
-int threads_per_sm() {
-  static int cached[64] = {};
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  if (dev < 64 && cached[dev]) return cached[dev];
-  int n = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-  if (dev < 64) cached[dev] = n;
-  return n;
-}
+int sm_count() { return cached_attribute<cudaDevAttrMultiProcessorCount>(); }
+
+int threads_per_sm() { return cached_attribute<cudaDevAttrMaxThreadsPerMultiProcessor>(); }
 
 namespace {
 // Reads every 16 bytes of p; writes only if the impossible happens, so the loads stay.
