@@ -53,9 +53,9 @@ void copy_vec16(const course::Args& a, cudaStream_t stream) {
   const int64_t n = a.rows * a.cols;
   const T* x = static_cast<const T*>(a.x);
   T* y = static_cast<T*>(a.y);
-  // Enough blocks to fill every SM (8 resident blocks of 256 threads each), at most 4 waves.
+  // Enough blocks to fill every SM (as many blocks of 256 threads as it holds), at most 4 waves.
   const int64_t per_block = kThreads * (aligned16(x) && aligned16(y) ? 16 / sizeof(T) : 1);
-  const auto blocks = static_cast<unsigned>(course::grid_blocks(n, per_block, course::sm_count(), 8, 4));
+  const unsigned blocks = course::resident_grid(n, per_block, kThreads, 4);
   if (aligned16(x) && aligned16(y))
     copy_vec16_kernel<<<blocks, kThreads, 0, stream>>>(x, y, n);
   else

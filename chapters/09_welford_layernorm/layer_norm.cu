@@ -125,8 +125,7 @@ void launch_warp(const course::Args& a, cudaStream_t stream) {
   // Short rows: several rows per group, so that each lane has several loads in flight.
   constexpr int kRows = kColsPerThread == kPack ? 4 : (kColsPerThread / kPack <= 4 && kColsPerThread <= 16) ? 2 : 1;
   constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
-  const auto blocks = static_cast<unsigned>(
-      course::grid_blocks(a.rows, kRowsPerBlock, course::sm_count(), course::threads_per_sm() / kWarpBlock, 8));
+  const unsigned blocks = course::resident_grid(a.rows, kRowsPerBlock, kWarpBlock, 8);
   layer_norm_warp_kernel<T, kPack, kColsPerThread, kWidth, kRows><<<blocks, kWarpBlock, 0, stream>>>(
       static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta), static_cast<T*>(a.y),
       static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.rows, a.cols, a.eps);

@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(128) reduce_scale_warp_kernel(const T* x, T* y
 
 template <typename T, int kPack, int kPacks>
 void launch_warp(const course::Args& a, cudaStream_t stream) {
-  const auto blocks = static_cast<unsigned>(course::grid_blocks(a.rows, 4, course::sm_count(), 16, 8));
+  const unsigned blocks = course::resident_grid(a.rows, 4, 128, 8);
   reduce_scale_warp_kernel<T, kPack, kPacks>
       <<<blocks, 128, 0, stream>>>(static_cast<const T*>(a.x), static_cast<T*>(a.y), a.rows, a.cols);
   CUDA_CHECK_LAUNCH();

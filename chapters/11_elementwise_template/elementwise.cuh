@@ -103,9 +103,7 @@ __global__ void __launch_bounds__(kBlock)
 // that the last wave is not a partial one.
 // Only a grid past max_waves waves (or the hardware's 2^31 - 1 blocks) makes threads loop.
 // One wave: the blocks of kBlock threads the GPU holds at once.
-inline int64_t resident_blocks() {
-  return int64_t(course::sm_count()) * (course::threads_per_sm() / kBlock);
-}
+inline int64_t resident_blocks() { return course::wave_blocks(kBlock); }
 
 inline unsigned grid_size(int64_t n_packs, int unroll, int64_t max_waves) {
   // One pack per thread while that fits in one wave: unrolling a small tensor would only leave

@@ -99,8 +99,7 @@ void launch_warp(const Load& load, const Store& store, int64_t rows, int64_t col
     constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
     constexpr int kRows = decltype(rows_per_group)::value;
     constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
-    const auto blocks = unsigned(
-        course::grid_blocks(rows, kRowsPerBlock, course::sm_count(), course::threads_per_sm() / kWarpBlock, 8));
+    const unsigned blocks = course::resident_grid(rows, kRowsPerBlock, kWarpBlock, 8);
     softmax_warp_kernel<Load, Store, kPack, kCols, kWidth, kRows>
         <<<blocks, kWarpBlock, 0, stream>>>(load, store, rows, cols, log);
     CUDA_CHECK_LAUNCH();
@@ -431,8 +430,7 @@ void launch_backward_warp(const DirectLoad<T>& load_y, const DirectLoad<T>& load
   warp_shape<1, kPack, kWarpColsPerLane<T>>(rows, cols, [&](auto cpt, auto width, auto rows_per_group) {
     constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
     constexpr int kRows = decltype(rows_per_group)::value;
-    const auto blocks = unsigned(course::grid_blocks(rows, kWarpBlock / kWidth * kRows, course::sm_count(),
-                                                     course::threads_per_sm() / kWarpBlock, 8));
+    const unsigned blocks = course::resident_grid(rows, kWarpBlock / kWidth * kRows, kWarpBlock, 8);
     softmax_backward_warp_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack, kCols, kWidth, kRows>
         <<<blocks, kWarpBlock, 0, stream>>>(load_y, load_dy, store, rows, cols, log);
     CUDA_CHECK_LAUNCH();
@@ -580,7 +578,7 @@ void scale_mask_unfused_impl(const course::Args& a, cudaStream_t stream) {
   with_pack<kMax>(pack, [&](auto p) {  // kernel 1: the logits, in fp32 so that both versions compute the same
     constexpr int kPack = decltype(p)::value;
     const int64_t items = a.rows * (a.cols / kPack);
-    const auto blocks = unsigned(course::grid_blocks(items, 256, course::sm_count(), 8, 4));
+    const unsigned blocks = course::resident_grid(items, 256, 256, 4);
     apply_load_kernel<ScaleMaskLoad<T>, DirectStore<float>, kPack>
         <<<blocks, 256, 0, stream>>>(load, DirectStore<float>{logits, a.cols}, a.rows, a.cols);
     CUDA_CHECK_LAUNCH();

@@ -1,6 +1,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -103,7 +104,7 @@ void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cu
   const int64_t n = rows * cols;
   if (n == 0) return;
   const int threads = 256;
-  const int blocks = static_cast<int>(grid_blocks(n, threads, 132, 8, 4));
+  const unsigned blocks = resident_grid(n, threads, threads, 4);
   switch (t) {
     case DType::f32:
       fill_kernel<<<blocks, threads, 0, s>>>(static_cast<float*>(p), rows, cols, spec);
@@ -172,6 +173,15 @@ int cached_attribute() {
 int sm_count() { return cached_attribute<cudaDevAttrMultiProcessorCount>(); }
 
 int threads_per_sm() { return cached_attribute<cudaDevAttrMaxThreadsPerMultiProcessor>(); }
+
+int64_t wave_blocks(int block_threads) {
+  return int64_t(sm_count()) * std::max(threads_per_sm() / block_threads, 1);
+}
+
+unsigned resident_grid(int64_t items, int64_t items_per_block, int block_threads, int waves) {
+  return static_cast<unsigned>(
+      grid_blocks(items, items_per_block, sm_count(), std::max(threads_per_sm() / block_threads, 1), waves));
+}
 
 namespace {
 // Reads every 16 bytes of p; writes only if the impossible happens, so the loads stay.

@@ -79,6 +79,14 @@ int sm_count();
 /// the A100 and H100, 1536 on sm_86 and sm_89 cards. Launchers count a wave with it.
 int threads_per_sm();
 
+/// One wave: the blocks of `block_threads` threads the current device holds at once, counted by
+/// threads (SMs x threads per SM / block_threads, at least one per SM).
+int64_t wave_blocks(int block_threads);
+
+/// Blocks of `block_threads` threads for `items` work items, `items_per_block` per block: one for
+/// every item, at most `waves` waves of the current device (grid_blocks in launch_math.h).
+unsigned resident_grid(int64_t items, int64_t items_per_block, int block_threads, int waves);
+
 /// Evicts L2 between timed launches by writing a buffer twice the L2's size (cudaMemsetAsync).
 ///
 /// The memset leaves L2 full of *dirty* lines, which the timed kernel then writes back to DRAM as

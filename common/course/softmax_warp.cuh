@@ -101,8 +101,7 @@ void launch_softmax_warp(const Args& a, cudaStream_t stream) {
   // Several rows per group when a row gives each lane only a few loads (warp_dispatch.cuh).
   constexpr int kRows = rows_per_group<kPack, kColsPerThread>();
   constexpr int kRowsPerBlock = kWarpSoftmaxBlock / kWidth * kRows;
-  const auto blocks =
-      static_cast<unsigned>(grid_blocks(a.rows, kRowsPerBlock, sm_count(), threads_per_sm() / kWarpSoftmaxBlock, 8));
+  const unsigned blocks = resident_grid(a.rows, kRowsPerBlock, kWarpSoftmaxBlock, 8);
   softmax_warp_kernel<T, Convert, kPack, kColsPerThread, kWidth, kRows>
       <<<blocks, kWarpSoftmaxBlock, 0, stream>>>(static_cast<const T*>(a.x), static_cast<T*>(a.y), a.rows, a.cols);
   CUDA_CHECK_LAUNCH();
