@@ -552,7 +552,7 @@ def fmt_paths(path):
         d = json.load(f)
     by = {}
     for p in d["paths"]:
-        by[(p["op"], p["dtype"], p["rows"], p["cols"])] = p["path"]
+        by[(p["op"], p["dtype"], p["rows"], p["cols"])] = p["path"] + (f" ({p['block']})" if "block" in p else "")
     shapes = sorted({(p["rows"], p["cols"]) for p in d["paths"]}, key=lambda s: (-s[0], s[1]))
     ops = ("softmax", "softmax_backward", "log_softmax_backward")
     head = ["rows", "cols"] + [f"{op} {dt}" for op in ops for dt in DTYPES]
@@ -567,7 +567,7 @@ def fmt_paths(path):
                  f"{d['cluster_rows_below']} rows"
                  + (f"; 16-bit rows of 1025-{d['warp_max_cols']['f16']} columns on the warp path from "
                     f"{d['long_warp_rows_min']} rows" if isinstance(d.get("warp_max_cols"), dict) else "")
-                 + "), written by `ch12_production_softmax --paths`. "
+                 + "), written by `ch12_production_softmax --paths`; block_regs shows its threads per block. "
                  "log_softmax and scale_mask_softmax follow softmax's column, except that the masked "
                  "softmax caches fp32 logits and so leaves shared memory at half the columns of 16-bit "
                  "softmax.")

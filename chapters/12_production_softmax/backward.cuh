@@ -4,8 +4,9 @@
 ///  log-softmax: dx = dy - exp(y) * sum(dy)
 /// One reduction per row, then an elementwise pass over both inputs: three tensors move (y and
 /// dy read, dx written). The same paths as the forward: a warp with both rows in registers, a
-/// block with both in shared memory, a cluster of blocks sharing a row whose y and dy do not both
-/// fit in one block's shared memory, and a block that reads them twice.
+/// block with both in registers, a block with both in shared memory, a cluster of blocks sharing
+/// a row whose y and dy do not both fit in one block's shared memory, and a block that reads
+/// them twice.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -111,6 +112,52 @@ __global__ void __launch_bounds__(kWarpBlock)
   }
 }
 /// [backward_warp]
+
+/// [backward_block_regs]
+/// A block per row with y and dy in registers, as the forward's block-registers kernel: thread t
+/// holds packs t, t + blockDim.x, ... of both, as loaded (16-bit packs in half the registers),
+/// all loaded before the sum; one block reduction, then dx from registers. Each tensor read once,
+/// no shared memory, every load of the row in flight at once.
+template <typename LoadY, typename LoadDy, typename Store, int kPack, int kPacks>
+__global__ void __launch_bounds__(kBlockRegsMaxBlock)
+    softmax_backward_block_regs_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols,
+                                       bool log) {
+  const int num_packs = int(cols / kPack), block = int(blockDim.x);
+  auto here = [&](int p) { return p * block + int(threadIdx.x) < num_packs; };
+  auto col_of = [&](int p) { return int64_t(p * block + int(threadIdx.x)) * kPack; };
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    typename LoadY::template Fetched<kPack> ry[kPacks];
+    typename LoadDy::template Fetched<kPack> rdy[kPacks];
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p)
+      if (here(p)) {
+        ry[p] = load_y.template fetch<kPack>(row, col_of(p));
+        rdy[p] = load_dy.template fetch<kPack>(row, col_of(p));
+      }
+    float s = 0;
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p)
+      if (here(p)) {
+        float y[kPack], dy[kPack];
+        load_y.template convert<kPack>(ry[p], y);
+        load_dy.template convert<kPack>(rdy[p], dy);
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
+      }
+    s = block_allreduce<kBlockRegsMaxBlock>(s, Sum{}, 0.0f, block / 32);
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p)
+      if (here(p)) {
+        float y[kPack], dy[kPack];
+        load_y.template convert<kPack>(ry[p], y);
+        load_dy.template convert<kPack>(rdy[p], dy);
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) y[j] = grad<Store::kFastExp>(y[j], dy[j], s, log);
+        store.template store<kPack>(y, row, col_of(p));
+      }
+  }
+}
+/// [backward_block_regs]
 
 /// [backward_smem]
 /// What the backward's shared-memory kernel keeps of a row (profilers print the number).

@@ -41,6 +41,8 @@ const char* path_name(Path p) {
   switch (p) {
     case Path::warp:
       return "warp";
+    case Path::block_regs:
+      return "block_regs";
     case Path::smem:
       return "smem";
     case Path::uncached:

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
@@ -187,6 +188,105 @@ void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t col
 }
 /// [smem_launch]
 
+/// The block-registers path's refusal message.
+inline const char* block_regs_limit_text() {
+  return "the block-registers path holds cols <= 16384 in registers (16 per thread of 1024)";
+}
+
+/// [block_regs_rule]
+/// The block-registers path (softmax_block_regs_kernel, softmax_backward_block_regs_kernel): a
+/// block per row, each thread holding up to 16 elements of each tensor in registers (four fp32
+/// packs, two 16-bit ones, or 16 elements read one at a time), so rows of up to 1024 x 16 = 16384
+/// columns. The dispatch takes it, with 16-byte packs only and from course::long_warp_rows_min()
+/// rows (enough to fill every SM with resident rows), for
+///  - the fp32 forward past the warp path's 1024 columns while a row is under 16 KB (< 4096
+///    columns). 16-bit rows keep the warp path to 3072 columns; past that it was not measured;
+///  - the backward past 1024 columns while a row's y and dy are under 32 KB together (fp32 < 4096
+///    columns, 16-bit < 8192), in every dtype.
+/// Same-session A/B on the H100 against the previous dispatch (smem for fp32, warp for 16-bit
+/// rows to 3072, smem past it; plots/data/h100-80gb-hbm3/experiments/block_regs): the fp32
+/// forward +0.2% to +2.0% at 1280-3584 columns, the backward +0.4% to +1.6% (fp32, 1280-3584) and
+/// 0.0% to +1.5% (16-bit, 1280-6144); at 4096-6144 fp32 columns it lost up to 3.7% (forward) and
+/// 0.5% (backward), hence the 16 KB and 32 KB ends.
+constexpr int kBlockRegsMaxElems = 16;
+constexpr int64_t kBlockRegsMaxCols = int64_t(kBlockRegsMaxBlock) * kBlockRegsMaxElems;
+
+template <typename T>
+bool block_regs_forward_fits(int64_t cols) {
+  return sizeof(T) == 4 && cols > kWarpMaxCols<T> && cols * int64_t(sizeof(T)) < 16 * 1024;
+}
+template <typename T>
+bool block_regs_backward_fits(int64_t cols) {
+  return cols > 32 * 32 && 2 * cols * int64_t(sizeof(T)) < 32 * 1024;
+}
+
+/// The block size. A block holds a whole row in flight, so an SM with r resident blocks has r rows
+/// of loads in flight: r x row_bytes (the bytes a row reads). Of 128, 256, 384, 512, 768 and 1024
+/// threads, each size that holds the row in at most kMaxPacks packs per thread is a candidate;
+/// r comes from the occupancy of its kernel (registers grow with packs per thread), and the size
+/// whose r x row_bytes is nearest `in_flight` wins (the smaller on a tie). The targets, 48 KB for
+/// the forward and 64 KB for the backward, were the best of 40-64 KB in the A/B above. Fewer bytes
+/// in flight starve DRAM (32 KB: the forward at 2048 columns lost 5% with 512 threads); more tie
+/// the SM to many rows' reductions at once, level or slower.
+constexpr int64_t kBlockRegsForwardInFlight = 48 * 1024;
+constexpr int64_t kBlockRegsBackwardInFlight = 64 * 1024;
+
+struct BlockRegsShape {
+  int block = 0;  // threads, 0: the row does not fit
+  int packs = 0;  // packs per thread
+};
+
+template <typename Kernel, size_t kMaxPacks>
+BlockRegsShape block_regs_shape(const std::array<Kernel, kMaxPacks>& kernels, int64_t num_packs, int64_t row_bytes,
+                                int64_t in_flight) {
+  BlockRegsShape best;
+  int64_t best_gap = INT64_MAX;
+  for (int block : {128, 256, 384, 512, 768, 1024}) {
+    const int64_t packs = course::ceil_div(num_packs, int64_t(block));
+    if (packs > int64_t(kMaxPacks)) continue;
+    const int64_t rows_per_sm = course::resident_threads(kernels[packs - 1], block, 0) / block;
+    const int64_t gap = std::abs(rows_per_sm * row_bytes - in_flight);
+    if (rows_per_sm > 0 && gap < best_gap) best_gap = gap, best = {block, int(packs)};
+  }
+  return best;
+}
+
+/// The kernels of kernel_for(std::integral_constant<int, N>{}) for N = 1 .. kMaxPacks packs per
+/// thread, indexed by N - 1 (they share one signature).
+template <int kMaxPacks, typename KernelFor, int... N>
+auto kernels_by_packs(KernelFor kernel_for, std::integer_sequence<int, N...>) {
+  using Kernel = decltype(kernel_for(std::integral_constant<int, 1>{}));
+  return std::array<Kernel, kMaxPacks>{kernel_for(std::integral_constant<int, N + 1>{})...};
+}
+template <int kMaxPacks, typename KernelFor>
+auto kernels_by_packs(KernelFor kernel_for) {
+  return kernels_by_packs<kMaxPacks>(kernel_for, std::make_integer_sequence<int, kMaxPacks>{});
+}
+
+/// The forward's kernels for a pack of kPack, and the shape it launches them with.
+template <int kPack, typename Load, typename Store>
+auto block_regs_forward_kernels() {
+  return kernels_by_packs<kBlockRegsMaxElems / kPack>(
+      [](auto packs) { return softmax_block_regs_kernel<Load, Store, kPack, decltype(packs)::value>; });
+}
+template <int kPack, typename Load, typename Store>
+BlockRegsShape block_regs_forward_shape(int64_t cols) {
+  static const auto kernels = block_regs_forward_kernels<kPack, Load, Store>();
+  return block_regs_shape(kernels, cols / kPack, cols * int64_t(sizeof(typename Load::Cache)),
+                          kBlockRegsForwardInFlight);
+}
+
+template <int kPack, typename Load, typename Store>
+void launch_block_regs(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
+                       cudaStream_t stream) {
+  static const auto kernels = block_regs_forward_kernels<kPack, Load, Store>();
+  const BlockRegsShape s = block_regs_forward_shape<kPack, Load, Store>(cols);
+  course::require(s.block > 0, block_regs_limit_text(), ", got ", cols);
+  kernels[s.packs - 1]<<<row_blocks(rows), s.block, 0, stream>>>(load, store, rows, cols, log);
+  CUDA_CHECK_LAUNCH();
+}
+/// [block_regs_rule]
+
 template <int kPack, typename Load, typename Store>
 void launch_uncached(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
                      cudaStream_t stream) {
@@ -303,15 +403,18 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
 ///  1. the row fits in registers (kWarpMaxCols: 32 lanes x 32 columns for fp32, x 96 for 16-bit):
 ///     warp; past 1024 columns only with rows enough for 32 warps per SM
 ///     (course::long_warp_rows_min, occupancy.cuh).
-///  2. the row fits in the device's shared memory per block (as Load::Cache): smem, read once.
-///  3. rows < SMs / 2, clusters available: a block per row would leave most SMs idle: cluster,
+///  2. fp32 rows past the warp path's and under 16 KB, with rows enough: block_regs (the row in a
+///     block's registers; block_regs_forward_fits, the plain softmax and log-softmax only).
+///  3. the row fits in the device's shared memory per block (as Load::Cache): smem, read once.
+///  4. rows < SMs / 2, clusters available: a block per row would leave most SMs idle: cluster,
 ///     each block's chunk in shared memory when the cluster's memory holds the row.
-///  4. otherwise: uncached, a block per row reading its row twice (the second time mostly from L2).
+///  5. otherwise: uncached, a block per row reading its row twice (the second time mostly from L2).
 /// (Measured on the H100: with 128 rows, one block per row beat every cluster shape wherever the
 /// row fits in shared memory, and matched or beat them past it; see the lesson.)
 template <typename Load>
-Path forward_path(int64_t rows, int64_t cols, int64_t warp_max_cols) {
+Path forward_path(int64_t rows, int64_t cols, int64_t warp_max_cols, bool block_regs = false) {
   if (cols <= warp_max_cols && (cols <= 32 * 32 || rows >= course::long_warp_rows_min())) return Path::warp;
+  if (block_regs && rows >= course::long_warp_rows_min()) return Path::block_regs;
   if (cols <= cols_in_smem<typename Load::Cache>(1)) return Path::smem;
   if (device_limits().clusters && rows < cluster_rows_below()) return Path::cluster;
   return Path::uncached;
@@ -332,14 +435,22 @@ bool two_packs(int64_t cols) {
 /// [two_packs]
 
 /// The forward on `path` (or the dispatch's choice), with packs of kMax or 1 elements and up to
-/// kColsPerLane columns per lane on the warp path.
-template <int kMax, int kColsPerLane, typename Load, typename Store>
+/// kColsPerLane columns per lane on the warp path. kBlockRegs: the block-registers path is
+/// compiled for this Load and Store (the plain softmax), and the dispatch may take it where
+/// block_regs_forward_fits; a row read one element at a time keeps the path it had without it.
+template <int kMax, int kColsPerLane, bool kBlockRegs, typename Load, typename Store>
 void forward(Path path, int pack, const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
              cudaStream_t stream) {
-  if (path == Path::automatic) path = forward_path<Load>(rows, cols, 32 * kColsPerLane);
+  if (path == Path::automatic) {
+    const bool block_regs = kBlockRegs && pack == kMax && block_regs_forward_fits<typename Load::Cache>(cols);
+    path = forward_path<Load>(rows, cols, 32 * kColsPerLane, block_regs);
+  }
   with_pack<kMax>(pack, [&](auto p) {
     constexpr int kPack = decltype(p)::value;
     switch (path) {
+      case Path::block_regs:
+        if constexpr (kBlockRegs) return launch_block_regs<kPack>(load, store, rows, cols, log, stream);
+        throw course::UsageError("the block-registers path serves the plain softmax and log-softmax only");
       case Path::warp:
         if constexpr (kPack == 4) {
           if (two_packs<kPack>(cols)) return launch_warp<2, kPack, kColsPerLane>(load, store, rows, cols, log, stream);
@@ -366,6 +477,7 @@ std::string warp_limit_text() {
 template <typename T, typename Cache = T>
 bool check_forward(const course::Args& a, course::Op op, Path path) {
   if (path == Path::warp) return course::check_op_args(a, op, kWarpMaxCols<T>, warp_limit_text<T>().c_str());
+  if (path == Path::block_regs) return course::check_op_args(a, op, kBlockRegsMaxCols, block_regs_limit_text());
   if (path == Path::smem) {
     const int64_t max_cols = cols_in_smem<Cache>(1);
     const std::string why = "the shared-memory path holds cols <= " + std::to_string(max_cols) + " on this GPU";
@@ -388,7 +500,7 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   constexpr int kMax = 16 / sizeof(T);
   const int pack = pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}});
-  forward<kMax, kWarpColsPerLane<T>>(path, pack, load, store, a.rows, a.cols, log, stream);
+  forward<kMax, kWarpColsPerLane<T>, true>(path, pack, load, store, a.rows, a.cols, log, stream);
 }
 
 /// [backward_dispatch]
@@ -408,14 +520,18 @@ int backward_cluster_size(int64_t rows, int64_t cols) {
 }
 
 /// The backward dispatch: warp while both rows fit in registers (past 1024 columns, with the
-/// forward's rows condition), then shared memory while y and dy both fit in a block's. Next,
+/// forward's rows condition), except that past 1024 columns, with those rows and 16-byte packs,
+/// a block holds them in its registers while y and dy are under 32 KB (block_regs_backward_fits);
+/// then shared memory while y and dy both fit in a block's. Next,
 /// log-softmax keeps dy alone in shared memory while it fits: its sum needs dy only, so each
 /// tensor is still read once, by one block per row and no cluster. Then a cluster whose blocks'
 /// shared memory holds both, then shared memory for one of them (softmax: y, dy read twice),
 /// then uncached (y and dy read twice; log-softmax: dy).
 template <typename T>
-Path backward_path(int64_t rows, int64_t cols, bool log) {
-  if (cols <= kWarpMaxCols<T> && (cols <= 32 * 32 || rows >= course::long_warp_rows_min())) return Path::warp;
+Path backward_path(int64_t rows, int64_t cols, bool log, bool packed = true) {
+  const bool many_rows = rows >= course::long_warp_rows_min();
+  if (packed && many_rows && block_regs_backward_fits<T>(cols)) return Path::block_regs;
+  if (cols <= kWarpMaxCols<T> && (cols <= 32 * 32 || many_rows)) return Path::warp;
   if (cols <= cols_in_smem<T>(2)) return Path::smem;
   if (log && cols <= cols_in_smem<T>(1)) return Path::smem;
   if (backward_cluster_size<T>(rows, cols) > 0) return Path::cluster;
@@ -435,6 +551,30 @@ void launch_backward_warp(const DirectLoad<T>& load_y, const DirectLoad<T>& load
         <<<blocks, kWarpBlock, 0, stream>>>(load_y, load_dy, store, rows, cols, log);
     CUDA_CHECK_LAUNCH();
   });
+}
+
+/// The backward's block-registers launch: the block size as the forward's (block_regs_shape),
+/// aiming at kBlockRegsBackwardInFlight bytes of y and dy in flight per SM.
+template <int kPack, typename T>
+auto block_regs_backward_kernels() {
+  return kernels_by_packs<kBlockRegsMaxElems / kPack>([](auto packs) {
+    return softmax_backward_block_regs_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack,
+                                              decltype(packs)::value>;
+  });
+}
+template <int kPack, typename T>
+BlockRegsShape block_regs_backward_shape(int64_t cols) {
+  static const auto kernels = block_regs_backward_kernels<kPack, T>();
+  return block_regs_shape(kernels, cols / kPack, 2 * cols * int64_t(sizeof(T)), kBlockRegsBackwardInFlight);
+}
+template <int kPack, typename T>
+void launch_backward_block_regs(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
+                                int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  static const auto kernels = block_regs_backward_kernels<kPack, T>();
+  const BlockRegsShape s = block_regs_backward_shape<kPack, T>(cols);
+  course::require(s.block > 0, block_regs_limit_text(), ", got ", cols);
+  kernels[s.packs - 1]<<<row_blocks(rows), s.block, 0, stream>>>(load_y, load_dy, store, rows, cols, log);
+  CUDA_CHECK_LAUNCH();
 }
 
 /// [backward_smem_launch]
@@ -520,6 +660,8 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
   const course::Op op = log ? course::Op::log_softmax_backward : course::Op::softmax_backward;
   if (path == Path::warp) {
     if (!course::check_op_args(a, op, kWarpMaxCols<T>, warp_limit_text<T>().c_str())) return;
+  } else if (path == Path::block_regs) {
+    if (!course::check_op_args(a, op, kBlockRegsMaxCols, block_regs_limit_text())) return;
   } else if (path == Path::smem) {
     const int64_t max_cols = cols_in_smem<T>(1);
     const std::string why =
@@ -534,13 +676,13 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
   } else if (!course::check_op_args(a, op)) {
     return;
   }
+  constexpr int kMax = 16 / sizeof(T);
+  const int pack = pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}});
   const bool automatic = path == Path::automatic;
-  if (automatic) path = backward_path<T>(a.rows, a.cols, log);
+  if (automatic) path = backward_path<T>(a.rows, a.cols, log, pack == kMax);
   const DirectLoad<T> load_y{static_cast<const T*>(a.x), a.cols};
   const DirectLoad<T> load_dy{static_cast<const T*>(a.dy), a.cols};
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
-  constexpr int kMax = 16 / sizeof(T);
-  const int pack = pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}});
   with_pack<kMax>(pack, [&](auto p) {
     constexpr int kPack = decltype(p)::value;
     const int64_t rows = a.rows, cols = a.cols;
@@ -551,6 +693,8 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
       path = cols <= cols_in_smem<T>(1) ? Path::smem : Path::uncached;  // the dispatch's next choice
     }
     if (path == Path::warp) return launch_backward_warp<kPack>(load_y, load_dy, store, rows, cols, log, stream);
+    if (path == Path::block_regs)
+      return launch_backward_block_regs<kPack>(load_y, load_dy, store, rows, cols, log, stream);
     if (path == Path::smem) return launch_backward_smem<kPack>(load_y, load_dy, store, rows, cols, log, stream);
     launch_backward_uncached<kPack>(load_y, load_dy, store, rows, cols, log, stream);
   });
@@ -563,7 +707,7 @@ void scale_mask_impl(const course::Args& a, cudaStream_t stream, Path path) {
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   constexpr int kMax = 16 / sizeof(T);
   const int pack = pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.b, 1}, {a.y, sizeof(T)}});
-  forward<kMax, kWarpColsPerLane<T>>(path, pack, load, store, a.rows, a.cols, false, stream);
+  forward<kMax, kWarpColsPerLane<T>, false>(path, pack, load, store, a.rows, a.cols, false, stream);
 }
 
 template <typename T>
@@ -586,7 +730,7 @@ void scale_mask_unfused_impl(const course::Args& a, cudaStream_t stream) {
   const DirectLoad<float> load2{logits, a.cols};  // kernel 2: the production softmax of the logits
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   const int pack2 = pick_pack<4>(a.cols, {{a.workspace, 4}, {a.y, sizeof(T)}});
-  forward<4, kWarpColsPerLane<float>>(Path::automatic, pack2, load2, store, a.rows, a.cols, false, stream);
+  forward<4, kWarpColsPerLane<float>, false>(Path::automatic, pack2, load2, store, a.rows, a.cols, false, stream);
 }
 
 }  // namespace detail
@@ -668,6 +812,20 @@ int64_t warp_two_rows_min(int64_t cols, bool backward) {
 }
 
 template <typename T>
+int block_regs_threads(course::Op op, int64_t cols) {
+  constexpr int kPack = 16 / sizeof(T);
+  if (cols < 1 || cols > detail::kBlockRegsMaxCols || cols % kPack != 0) return 0;
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    cudaGetLastError();
+    return 0;
+  }
+  const bool backward = op == course::Op::softmax_backward || op == course::Op::log_softmax_backward;
+  return backward ? detail::block_regs_backward_shape<kPack, T>(cols).block
+                  : detail::block_regs_forward_shape<kPack, DirectLoad<T>, DirectStore<T>>(cols).block;
+}
+
+template <typename T>
 Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
   switch (op) {
     case course::Op::softmax_backward:
@@ -676,7 +834,7 @@ Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
     case course::Op::scale_mask_softmax:
       return detail::forward_path<ScaleMaskLoad<T>>(rows, cols, kWarpMaxCols<T>);
     default:
-      return detail::forward_path<DirectLoad<T>>(rows, cols, kWarpMaxCols<T>);
+      return detail::forward_path<DirectLoad<T>>(rows, cols, kWarpMaxCols<T>, detail::block_regs_forward_fits<T>(cols));
   }
 }
 
@@ -693,5 +851,6 @@ Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
   template int64_t ch12::backward_both_cached_max_cols<T>();                                    \
   template int64_t ch12::backward_cluster_max_cols<T>();                                        \
   template ch12::Path ch12::chosen_path<T>(course::Op, int64_t, int64_t);                      \
+  template int ch12::block_regs_threads<T>(course::Op, int64_t);                               \
   template int64_t ch12::warp_two_rows_min<T>(int64_t, bool);                                   \
   template void ch12::softmax_warp_min_packs<T, 2>(const course::Args&, cudaStream_t);

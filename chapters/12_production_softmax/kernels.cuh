@@ -1,12 +1,13 @@
 /// @file kernels.cuh
 /// @brief Chapter 12's forward kernels: softmax and log-softmax over rows read through a `Load`
-/// functor and written through a `Store` functor (softmax_functors.cuh). Four paths, each an earlier
-/// chapter's idea, picked per shape by dispatch.cuh:
-///  - warp:     a group of lanes per row, the row in registers (chapters 03-05);
-///  - smem:     a block per row, the row in shared memory in its narrowest exact type (06);
-///  - uncached: a block per row, the row read twice with the online (m, d) pair (07-08);
-///  - cluster:  several blocks per row, a thread-block cluster, merging their (m, d) pairs through
-///              distributed shared memory, when rows are too few to fill the GPU (new here).
+/// functor and written through a `Store` functor (softmax_functors.cuh). Five paths, each an earlier
+/// chapter's idea or new here, picked per shape by dispatch.cuh:
+///  - warp:       a group of lanes per row, the row in registers (chapters 03-05);
+///  - block_regs: a block per row, the row in registers (new here: rows too long for a warp's);
+///  - smem:       a block per row, the row in shared memory in its narrowest exact type (06);
+///  - uncached:   a block per row, the row read twice with the online (m, d) pair (07-08);
+///  - cluster:    several blocks per row, a thread-block cluster, merging their (m, d) pairs
+///                through distributed shared memory, when rows are too few to fill the GPU (new).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -35,16 +36,18 @@ struct Sum {
 };
 
 /// The value every thread of the block gets: a warp all-reduce, the warps' results through
-/// shared memory, then each warp reduces those (no second broadcast barrier).
+/// shared memory, then each warp reduces those (no second broadcast barrier). kBlock bounds the
+/// block's threads; `warps` is how many warps it has (a kernel launched with a block size chosen
+/// at run time passes blockDim.x / 32).
 template <int kBlock, typename Op>
-__device__ __forceinline__ float block_allreduce(float v, Op op, float identity) {
+__device__ __forceinline__ float block_allreduce(float v, Op op, float identity, int warps = kBlock / 32) {
   __shared__ float partial[kBlock / 32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   v = course::group_reduce<32>(v, 0xffffffffu, op);
   __syncthreads();  // the previous call's readers are done with `partial`
   if (lane == 0) partial[warp] = v;
   __syncthreads();
-  v = lane < kBlock / 32 ? partial[lane] : identity;
+  v = lane < warps ? partial[lane] : identity;
   return course::group_reduce<32>(v, 0xffffffffu, op);
 }
 
@@ -436,6 +439,59 @@ __global__ void __launch_bounds__(kBlock)
 #endif
 }
 /// [cluster_kernel]
+
+/// [block_regs_kernel]
+/// Threads per block of the block-registers kernels at most: their block size is chosen at run
+/// time (dispatch.cuh, block_regs_block), a multiple of 128 up to this.
+constexpr int kBlockRegsMaxBlock = 1024;
+
+/// A block per row with the row in registers: thread t holds packs t, t + blockDim.x, ... (kPacks
+/// of them, a block apart, so that a warp's loads are contiguous), all loaded before any is used.
+/// Then the warp kernel's three passes over registers, with the block's reductions in between:
+/// no shared memory for the row, and every load of the row in flight at once. It serves fp32 rows
+/// past the warp path's 1024 columns (a warp's registers hold no more), where cuDNN's kernel does
+/// the same; the dispatch picks the block size that puts a given number of bytes in flight per SM.
+template <typename Load, typename Store, int kPack, int kPacks>
+__global__ void __launch_bounds__(kBlockRegsMaxBlock)
+    softmax_block_regs_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+  const int num_packs = int(cols / kPack), block = int(blockDim.x);
+  auto here = [&](int p) { return p * block + int(threadIdx.x) < num_packs; };
+  auto col_of = [&](int p) { return int64_t(p * block + int(threadIdx.x)) * kPack; };
+  const bool keep_exp = !log;  // the softmax keeps each exponential in place of its input
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    float v[kPacks][kPack];
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p)
+      if (here(p)) load.template load<kPack>(v[p], row, col_of(p));
+    float m = -INFINITY;
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p)
+      if (here(p))
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[p][j]);
+    m = block_allreduce<kBlockRegsMaxBlock>(m, Max{}, -INFINITY, block / 32);
+    float s = 0;
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p)
+      if (here(p))
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) {
+          const float e = row_exp<Store::kFastExp>(v[p][j] - m);
+          s += e;
+          if (keep_exp) v[p][j] = e;
+        }
+    const float k = row_constant(block_allreduce<kBlockRegsMaxBlock>(s, Sum{}, 0.0f, block / 32), log);
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p)
+      if (here(p)) {
+        float out[kPack];
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) out[j] = keep_exp ? v[p][j] * k : finish<Store::kFastExp>(v[p][j], m, k, log);
+        store.template store<kPack>(out, row, col_of(p));
+      }
+  }
+}
+/// [block_regs_kernel]
 
 /// Attention's scale-and-mask as its own elementwise kernel, writing fp32 logits: the first of
 /// the two kernels that the fused load replaces (the lesson measures both).

@@ -101,13 +101,26 @@ std::vector<std::pair<int64_t, int64_t>> with_half_wave(std::vector<std::pair<in
   return v;
 }
 
+// The block-registers path's boundaries on the production dispatch: its first and last packed
+// columns and the packed columns on each side of them, at the rows where it starts (and one row
+// fewer at its first columns). `last` is its first column count past the path (a multiple of
+// the pack), 0 where the op does not take it in this dtype.
+template <typename T>
+std::vector<std::pair<int64_t, int64_t>> block_regs_boundary(int64_t last) {
+  const int64_t r = course::long_warp_rows_min(), pack = 16 / sizeof(T);
+  if (r == 0 || last == 0) return {};
+  return {{r - 1, 1024 + pack}, {r, 1024}, {r, 1024 + pack}, {r, last - pack}, {r, last}};
+}
+
 // Registers `op` on the production dispatch and on each of `paths` forced.
 template <typename T, Fn<T> kFn>
 void add_paths(course::Chapter& ch, Op op, const course::Limits& production, const course::Limits& warp,
-               const course::Limits& smem, const course::Limits& uncached, const course::Limits* cluster) {
+               const course::Limits& block_regs, const course::Limits& smem, const course::Limits& uncached,
+               const course::Limits* cluster) {
   constexpr DType t = course::DTypeOf<T>::value;
   ch.add(op, "production", t, on_path<T, kFn, Path::automatic>, production);
   ch.add(op, "warp", t, on_path<T, kFn, Path::warp>, warp);
+  ch.add(op, "block_regs", t, on_path<T, kFn, Path::block_regs>, block_regs);
   ch.add(op, "smem", t, on_path<T, kFn, Path::smem>, smem);
   ch.add(op, "uncached", t, on_path<T, kFn, Path::uncached>, uncached);
   if (cluster) ch.add(op, "cluster", t, on_path<T, kFn, Path::cluster>, *cluster);
@@ -124,6 +137,9 @@ void add_type(course::Chapter& ch) {
                             "cols <= " + limit_text(kWarpMax) + "; the row in registers; two rows per group of "
                             "lanes from half a wave of threads"};
   const course::Limits uncached{0, {}, "any cols; a block per row, the row read twice"};
+  // Where a thread's packs of the row go from one to two to four (128-1024 threads, 16-byte packs).
+  const course::Limits block_regs{16384, {512, 1024, 2048, 4096, 8192},
+                                  "cols <= 16384; a block per row, up to 16 elements per thread in registers"};
   const course::Limits cluster{0, {}, "any cols; several blocks per row in a cluster (sm_90+)"};
   auto smem = [](int64_t max_cols, int64_t inner = 0) {
     return course::Limits{max_cols, inner > 0 ? std::vector<int64_t>{inner} : std::vector<int64_t>{},
@@ -144,16 +160,26 @@ void add_type(course::Chapter& ch) {
   const bool clusters = ch12::cluster_path_available();
 
   // Each operation on the production dispatch, then on each path forced.
-  const auto fwd = production(fwd_smem, "past shared memory, rows < SMs / 2 take the cluster path");
-  add_paths<T, ch12::softmax<T>>(ch, Op::softmax, fwd, warp, smem(fwd_smem), uncached, clusters ? &cluster : nullptr);
-  add_paths<T, ch12::log_softmax<T>>(ch, Op::log_softmax, fwd, warp, smem(fwd_smem), uncached,
+  auto fwd = production(fwd_smem, "past shared memory, rows < SMs / 2 take the cluster path");
+  if (sizeof(T) == 4) {  // fp32 rows of 1028-4092 columns take the block-registers path (rows >= 32 x SMs)
+    fwd.text += "; fp32 rows under 16 KB past the warp path, rows >= 32 x SMs: block_regs";
+    for (auto s : block_regs_boundary<T>(4096)) fwd.shapes.push_back(s);
+  }
+  add_paths<T, ch12::softmax<T>>(ch, Op::softmax, fwd, warp, block_regs, smem(fwd_smem), uncached,
+                                 clusters ? &cluster : nullptr);
+  add_paths<T, ch12::log_softmax<T>>(ch, Op::log_softmax, fwd, warp, block_regs, smem(fwd_smem), uncached,
                                      clusters ? &cluster : nullptr);
   ch.add(Op::softmax, "warp_p2", t, ch12::softmax_warp_min_packs<T, 2>,
          course::Limits{kWarpMax, warp_shapes, "cols <= " + limit_text(kWarpMax) + "; short rows: two packs per lane"});
   const int64_t bwd_both = ch12::backward_both_cached_max_cols<T>();
   const int64_t bwd_cluster_max = ch12::backward_cluster_max_cols<T>();
   auto bwd = production(bwd_smem, "", bwd_both);  // the forward's thresholds and rows shapes, and its own text:
-  bwd.text = "any cols: warp <= " + limit_text(kWarpMax) + (kWarpMax > 1024 ? " (past 1024: rows >= 32 x SMs)" : "") +
+  // Past 1024 columns with rows >= 32 x SMs: block_regs while y and dy are under 32 KB.
+  const int64_t bwd_regs_end = 16 * 1024 / int64_t(sizeof(T));
+  for (auto s : block_regs_boundary<T>(bwd_regs_end)) bwd.shapes.push_back(s);
+  const std::string regs_text = " (past 1024 with rows >= 32 x SMs: block_regs while cols < " +
+                                std::to_string(bwd_regs_end) + ")";
+  bwd.text = "any cols: warp <= " + limit_text(kWarpMax) + regs_text +
              " < shared memory, y and dy <= " + limit_text(bwd_both) +
              (clusters ? " < a cluster's shared memory, y and dy <= " + limit_text(bwd_cluster_max)
                        : " < shared memory, y alone <= " + limit_text(bwd_smem)) +
@@ -171,17 +197,17 @@ void add_type(course::Chapter& ch) {
     for (auto [r, c] : rows_boundary(bwd_both)) bwd.shapes.push_back({r, c});
     bwd.full_shapes = {{3, bwd_cluster_max}, {3, bwd_cluster_max + 1}};
   }
-  add_paths<T, ch12::softmax_backward<T>>(ch, Op::softmax_backward, bwd, warp, smem(bwd_smem, bwd_both), uncached,
-                                          clusters ? &bwd_cluster : nullptr);
+  add_paths<T, ch12::softmax_backward<T>>(ch, Op::softmax_backward, bwd, warp, block_regs, smem(bwd_smem, bwd_both),
+                                          uncached, clusters ? &bwd_cluster : nullptr);
   // Log-softmax's dispatch keeps dy alone in shared memory before it takes a cluster.
   course::Limits bwd_log = bwd;
-  bwd_log.text = "any cols: warp <= " + limit_text(kWarpMax) + (kWarpMax > 1024 ? " (past 1024: rows >= 32 x SMs)" : "") +
+  bwd_log.text = "any cols: warp <= " + limit_text(kWarpMax) + regs_text +
                  " < shared memory, y and dy <= " + limit_text(bwd_both) + " < shared memory, dy alone <= " +
                  limit_text(bwd_smem) +
                  (clusters ? " < a cluster's shared memory, y and dy <= " + limit_text(bwd_cluster_max) : "") +
                  " < uncached";
-  add_paths<T, ch12::log_softmax_backward<T>>(ch, Op::log_softmax_backward, bwd_log, warp, smem(bwd_smem, bwd_both),
-                                              uncached, clusters ? &bwd_cluster : nullptr);
+  add_paths<T, ch12::log_softmax_backward<T>>(ch, Op::log_softmax_backward, bwd_log, warp, block_regs,
+                                              smem(bwd_smem, bwd_both), uncached, clusters ? &bwd_cluster : nullptr);
 
   // Scale-and-mask: fused into the load, and as two kernels.
   const int64_t mask_smem = ch12::smem_max_cols<T>(Op::scale_mask_softmax);
@@ -198,9 +224,13 @@ void write_paths(std::FILE* f, const course::Chapter& ch, bool* first) {
     for (const course::Sweep& s : ch.sweeps())
       for (int64_t r : s.rows)
         for (int64_t c : s.cols) {
-          std::fprintf(f, "%s  {\"op\": \"%s\", \"dtype\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"path\": \"%s\"}",
+          const Path p = ch12::chosen_path<T>(op, r, c);
+          const int block = p == Path::block_regs ? ch12::block_regs_threads<T>(op, c) : 0;
+          std::fprintf(f,
+                       "%s  {\"op\": \"%s\", \"dtype\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"path\": \"%s\"%s%s}",
                        *first ? "" : ",\n", course::op_name(op), course::dtype_name(course::DTypeOf<T>::value),
-                       (long long)r, (long long)c, ch12::path_name(ch12::chosen_path<T>(op, r, c)));
+                       (long long)r, (long long)c, ch12::path_name(p), block ? ", \"block\": " : "",
+                       block ? std::to_string(block).c_str() : "");
           *first = false;
         }
 }
@@ -241,7 +271,8 @@ int write_paths_file(const course::Chapter& ch, const char* path) {
 
 int main(int argc, char** argv) {
   course::Chapter ch("12_production_softmax",
-                     "The production softmax: one dispatch over warp, shared-memory, uncached and cluster paths");
+                     "The production softmax: one dispatch over warp, block-registers, shared-memory, uncached and "
+                     "cluster paths");
   add_type<float>(ch);
   add_type<__half>(ch);
   add_type<__nv_bfloat16>(ch);

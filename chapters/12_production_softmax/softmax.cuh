@@ -15,10 +15,10 @@
 
 namespace ch12 {
 
-/// The four ways a row is processed (kernels.cuh). `automatic` lets the dispatch choose.
-enum class Path { automatic, warp, smem, uncached, cluster };
+/// The five ways a row is processed (kernels.cuh). `automatic` lets the dispatch choose.
+enum class Path { automatic, warp, block_regs, smem, uncached, cluster };
 
-/// "warp", "smem", "uncached", "cluster" or "automatic".
+/// "warp", "block_regs", "smem", "uncached", "cluster" or "automatic".
 const char* path_name(Path p);
 
 /// y = softmax(x) over each row.
@@ -27,8 +27,8 @@ void softmax(const course::Args& a, cudaStream_t stream, Path path = Path::autom
 /// y = log_softmax(x) over each row.
 template <typename T>
 void log_softmax(const course::Args& a, cudaStream_t stream, Path path = Path::automatic);
-/// dx (Args::y) = y * (dy - sum(dy * y)), y in Args::x. Paths: automatic, warp, smem, cluster
-/// (y and dy cached across the blocks of a cluster), uncached.
+/// dx (Args::y) = y * (dy - sum(dy * y)), y in Args::x. Paths: automatic, warp, block_regs, smem,
+/// cluster (y and dy cached across the blocks of a cluster), uncached.
 template <typename T>
 void softmax_backward(const course::Args& a, cudaStream_t stream, Path path = Path::automatic);
 /// dx (Args::y) = dy - exp(y) * sum(dy), y in Args::x. Paths as softmax_backward.
@@ -89,6 +89,12 @@ int64_t cluster_rows_below();
 
 /// True when this GPU and this build can launch thread-block clusters (sm_90 and later).
 bool cluster_path_available();
+
+/// Threads per block the block-registers path takes for a row of `cols` columns stored as T, with
+/// 16-byte packs, for `op` (the forward's kernel for any forward op); 0 where it holds no such row
+/// or without a GPU. The dispatch's choice from the kernels' occupancy (dispatch.cuh).
+template <typename T>
+int block_regs_threads(course::Op op, int64_t cols);
 
 /// The path the automatic dispatch takes for a forward op (softmax, log_softmax,
 /// scale_mask_softmax) or a backward op on rows x cols stored as T.
