@@ -134,27 +134,27 @@ __global__ void __launch_bounds__(kBlockRegsMaxBlock)
         ry[p] = load_y.template fetch<kPack>(row, col_of(p));
         rdy[p] = load_dy.template fetch<kPack>(row, col_of(p));
       }
+    auto each_pack = [&](auto&& f) {  // f(p, y, dy) on each held pack, converted to fp32
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p)
+        if (here(p)) {
+          float y[kPack], dy[kPack];
+          load_y.template convert<kPack>(ry[p], y);
+          load_dy.template convert<kPack>(rdy[p], dy);
+          f(p, y, dy);
+        }
+    };
     float s = 0;
+    each_pack([&](int, const float* y, const float* dy) {
 #pragma unroll
-    for (int p = 0; p < kPacks; ++p)
-      if (here(p)) {
-        float y[kPack], dy[kPack];
-        load_y.template convert<kPack>(ry[p], y);
-        load_dy.template convert<kPack>(rdy[p], dy);
-#pragma unroll
-        for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
-      }
+      for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
+    });
     s = block_allreduce<kBlockRegsMaxBlock>(s, Sum{}, 0.0f, block / 32);
+    each_pack([&](int p, float* y, const float* dy) {
 #pragma unroll
-    for (int p = 0; p < kPacks; ++p)
-      if (here(p)) {
-        float y[kPack], dy[kPack];
-        load_y.template convert<kPack>(ry[p], y);
-        load_dy.template convert<kPack>(rdy[p], dy);
-#pragma unroll
-        for (int j = 0; j < kPack; ++j) y[j] = grad<Store::kFastExp>(y[j], dy[j], s, log);
-        store.template store<kPack>(y, row, col_of(p));
-      }
+      for (int j = 0; j < kPack; ++j) y[j] = grad<Store::kFastExp>(y[j], dy[j], s, log);
+      store.template store<kPack>(y, row, col_of(p));
+    });
   }
 }
 /// [backward_block_regs]
