@@ -206,8 +206,9 @@ inline const char* block_regs_limit_text() {
 /// Same-session A/B on the H100 against the previous dispatch (smem for fp32, warp for 16-bit
 /// rows to 3072, smem past it; plots/data/h100-80gb-hbm3/experiments/block_regs): the fp32
 /// forward +0.2% to +2.0% at 1280-3584 columns, the backward +0.4% to +1.6% (fp32, 1280-3584) and
-/// 0.0% to +1.5% (16-bit, 1280-6144); at 4096-6144 fp32 columns it lost up to 3.7% (forward) and
-/// 0.5% (backward), hence the 16 KB and 32 KB ends.
+/// 0.0% to +1.5% (16-bit, 1280-6144). The fp32 forward lost 2.0-3.7% at 4096-5120 columns (and
+/// gained 2% at 6144, not taken: one band is the rule), the fp32 backward up to 0.5% at
+/// 4096-6144; hence the 16 KB and 32 KB ends.
 constexpr int kBlockRegsMaxElems = 16;
 constexpr int64_t kBlockRegsMaxCols = int64_t(kBlockRegsMaxBlock) * kBlockRegsMaxElems;
 
