@@ -565,8 +565,8 @@ def fmt_paths(path):
                  f"{d['smem_per_block_optin'] // 1024} KB of shared memory per block, clusters "
                  f"{'available' if d['clusters'] else 'not available'}; cluster path below "
                  f"{d['cluster_rows_below']} rows"
-                 + (f"; 16-bit rows of 1025-{d['warp_max_cols']['f16']} columns on the warp path from "
-                    f"{d['long_warp_rows_min']} rows" if isinstance(d.get("warp_max_cols"), dict) else "")
+                 + (f"; 16-bit forward rows of 1025-{d['warp_max_cols']['f16']} columns on the warp path, and the block_regs "
+                    f"path, from {d['long_warp_rows_min']} rows" if isinstance(d.get("warp_max_cols"), dict) else "")
                  + "), written by `ch12_production_softmax --paths`; block_regs shows its threads per block. "
                  "log_softmax and scale_mask_softmax follow softmax's column, except that the masked "
                  "softmax caches fp32 logits and so leaves shared memory at half the columns of 16-bit "
