@@ -228,7 +228,9 @@ bool block_regs_backward_fits(int64_t cols) {
 /// whose r x row_bytes is nearest `in_flight` wins (the smaller on a tie). The targets, 48 KB for
 /// the forward and 64 KB for the backward, were the best of 40-64 KB in the A/B above. Fewer bytes
 /// in flight starve DRAM (32 KB: the forward at 2048 columns lost 5% with 512 threads); more tie
-/// the SM to many rows' reductions at once, level or slower.
+/// the SM to many rows' reductions at once, level or slower. Two refinements were no better in a
+/// later A/B (experiments/block_regs/refine): at least three resident blocks per SM (within 0.5%),
+/// and 48 KB for the backward (up to 7% slower).
 constexpr int64_t kBlockRegsForwardInFlight = 48 * 1024;
 constexpr int64_t kBlockRegsBackwardInFlight = 64 * 1024;
 
