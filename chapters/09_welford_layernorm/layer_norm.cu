@@ -45,6 +45,9 @@ constexpr int kMinPacksPerLane = 2;
 // rows enough for 32 warps per SM (fewer rows: a block per row spreads each over more threads).
 template <typename T>
 constexpr int64_t kWarpUpTo = sizeof(T) == 4 ? 512 : kWarpMaxCols<T>;
+// Loads in flight per thread in the block kernel's first pass (see layer_norm_block_kernel).
+template <typename T>
+constexpr int kBlockLoads = sizeof(T) == 4 ? 4 : 2;
 
 /// The output of one pack: (v - mean) * rstd * gamma + beta, gamma and beta read in the same pack.
 template <typename T, int kPack>
@@ -138,6 +141,11 @@ void launch_warp(const course::Args& a, cudaStream_t stream) {
 // in the natural layout, and half the shared memory of an fp32 copy for fp16). Pass 2 takes the
 // row from shared memory, or reads it again from global memory (uncached: rows past the shared
 // memory; the re-read hits L2 when the rows in flight fit there).
+// With kCached, pass 1 issues kBlockLoads<T> loads per thread before it uses any (64 bytes of
+// fp32, 32 of 16-bit, as chapter 12's shared-memory kernel). A 32768-column fp32 row fills 128 KB
+// of shared memory, so one block of 1024 threads is all an SM holds, and reads that wait on one
+// another left it short of bytes in flight. The uncached kernel keeps one load at a time: its
+// 16-bit rows lost up to a third with two (experiments/ch09_block_loads).
 template <typename T, int kPack, int kBlock, bool kCached>
 __global__ void __launch_bounds__(kBlock)
     layer_norm_block_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
@@ -151,13 +159,24 @@ __global__ void __launch_bounds__(kBlock)
   const T* xr = x + row * cols;
   T* yr = y + row * cols;
 
+  constexpr int kLoads = kCached ? kBlockLoads<T> : 1;
   Welford w;
-  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
-    const Pack<T, kPack> pk = course::load_pack<T, kPack>(xr + p * kPack);
-    if constexpr (kCached) cache[p] = pk;
-    float v[kPack];
-    Convert::to_floats(pk, v);
-    w = course::welford_merge(w, course::welford_of<kPack>(v));
+  for (int64_t p0 = threadIdx.x; p0 < num_packs; p0 += int64_t(kBlock) * kLoads) {
+    Pack<T, kPack> pk[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const int64_t p = p0 + int64_t(u) * kBlock;
+      if (p < num_packs) pk[u] = course::load_pack<T, kPack>(xr + p * kPack);
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {  // the same packs in the same order as one at a time
+      const int64_t p = p0 + int64_t(u) * kBlock;
+      if (p >= num_packs) break;
+      if constexpr (kCached) cache[p] = pk[u];
+      float v[kPack];
+      Convert::to_floats(pk[u], v);
+      w = course::welford_merge(w, course::welford_of<kPack>(v));
+    }
   }
   w = course::block_welford<kBlock>(w);
   float mu, rs;
