@@ -402,23 +402,30 @@ def load_profile(path):
     return out, shape
 
 
+def ncu_table(columns, rows, shape, how, note, rel_path):
+    """A Markdown table of profiled kernels (`columns` after the first, `kernel`; `rows` of cells) with
+    its caption: how Nsight Compute ran, the shape, `note` and the data file."""
+    lines = ["| kernel | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    where = f"{shape[1]} x {shape[2]}" if shape else "the recorded shape"
+    lines += ["", f"Nsight Compute ({how}), {where}, first launch of each kernel{note} "
+                  f"Data: `plots/data/{REFERENCE_GPU}/{rel_path}.ncu.csv`."]
+    return "\n".join(lines)
+
+
 def fmt_profile(prof, chapter):
     kernels, shape = prof
-    lines = ["| kernel | blocks x threads | time (us) | DRAM read (MB) | DRAM write (MB) | DRAM throughput (% of peak) "
-             "| achieved occupancy (%) | registers / thread | local loads (B) | thread instructions / element "
-             "| global load+store instructions x 32 / element | shared bank conflicts |",
-             "|---|" + "---:|" * 11]
+    columns = ["blocks x threads", "time (us)", "DRAM read (MB)", "DRAM write (MB)", "DRAM throughput (% of peak)",
+               "achieved occupancy (%)", "registers / thread", "local loads (B)", "thread instructions / element",
+               "global load+store instructions x 32 / element", "shared bank conflicts"]
+    rows = []
     for k in kernels:
         launch = f"{k['grid']:.0f} x {k['block']:.0f}" if k["grid"] == k["grid"] and k["block"] == k["block"] else "?"
-        lines.append(f"| `{k['kernel']}` | {launch} | {k['us']:.1f} | {k['read_mb']:.1f} | {k['write_mb']:.1f} | "
-                     f"{k['dram_pct']:.1f} | {k['occupancy']:.1f} | {k['regs']:.0f} | {k['local_b']:.0f} | "
-                     f"{k['inst_per_elem']:.1f} | {k['ldst_per_elem']:.2f} | {k['conflicts']:.0f} |")
-    lines.append("")
-    where = f"{shape[1]} x {shape[2]}" if shape else "the recorded shape"
-    lines.append(f"Nsight Compute (`scripts/profile.sh`, clocks not locked), {where}, first launch of each "
-                 f"kernel; instructions are per warp, so x 32 per element compares with one thread per element. "
-                 f"Data: `plots/data/{REFERENCE_GPU}/{chapter}.ncu.csv`.")
-    return "\n".join(lines)
+        rows.append([f"`{k['kernel']}`", launch, f"{k['us']:.1f}", f"{k['read_mb']:.1f}", f"{k['write_mb']:.1f}",
+                     f"{k['dram_pct']:.1f}", f"{k['occupancy']:.1f}", f"{k['regs']:.0f}", f"{k['local_b']:.0f}",
+                     f"{k['inst_per_elem']:.1f}", f"{k['ldst_per_elem']:.2f}", f"{k['conflicts']:.0f}"])
+    return ncu_table(columns, rows, shape, "`scripts/profile.sh`, clocks not locked",
+                     "; instructions are per warp, so x 32 per element compares with one thread per element.", chapter)
 
 
 def fmt_sectors(prof, rel_path):
@@ -429,20 +436,14 @@ def fmt_sectors(prof, rel_path):
     need = ("ld_req", "ld_sec", "st_req", "st_sec", "l2_rd_sec", "l2_wr_sec")
     if any(k[m] != k[m] for k in kernels for m in need):
         raise DataError(f"{rel_path}: the sectors table needs the l1tex__t_requests/sectors and lts__t_sectors metrics")
-    lines = ["| kernel | time (us) | global loads: requests (M) | sectors / request | global stores: requests (M) "
-             "| sectors / request | L1 to L2: sectors read (M) | sectors written (M) | DRAM read (MB) "
-             "| DRAM write (MB) |",
-             "|---|" + "---:|" * 9]
-    for k in kernels:
-        lines.append(f"| `{k['kernel']}` | {k['us']:.1f} | {k['ld_req'] / 1e6:.2f} | {k['ld_sec'] / k['ld_req']:.0f} | "
-                     f"{k['st_req'] / 1e6:.2f} | {k['st_sec'] / k['st_req']:.0f} | {k['l2_rd_sec'] / 1e6:.2f} | "
-                     f"{k['l2_wr_sec'] / 1e6:.2f} | {k['read_mb']:.1f} | {k['write_mb']:.1f} |")
-    lines.append("")
-    where = f"{shape[1]} x {shape[2]}" if shape else "the recorded shape"
-    lines.append(f"Nsight Compute (clocks not locked, its own cache control: L2 clean before each launch), {where}, "
-                 f"first launch of each kernel. A warp's 16-byte accesses to 512 contiguous bytes touch 16 sectors. "
-                 f"Data: `plots/data/{REFERENCE_GPU}/{rel_path}.ncu.csv`.")
-    return "\n".join(lines)
+    columns = ["time (us)", "global loads: requests (M)", "sectors / request", "global stores: requests (M)",
+               "sectors / request", "L1 to L2: sectors read (M)", "sectors written (M)", "DRAM read (MB)",
+               "DRAM write (MB)"]
+    rows = [[f"`{k['kernel']}`", f"{k['us']:.1f}", f"{k['ld_req'] / 1e6:.2f}", f"{k['ld_sec'] / k['ld_req']:.0f}",
+             f"{k['st_req'] / 1e6:.2f}", f"{k['st_sec'] / k['st_req']:.0f}", f"{k['l2_rd_sec'] / 1e6:.2f}",
+             f"{k['l2_wr_sec'] / 1e6:.2f}", f"{k['read_mb']:.1f}", f"{k['write_mb']:.1f}"] for k in kernels]
+    return ncu_table(columns, rows, shape, "clocks not locked, its own cache control: L2 clean before each launch",
+                     ". A warp's 16-byte accesses to 512 contiguous bytes touch 16 sectors.", rel_path)
 
 
 def fmt_vs_copy(ch, copy_ch, op=None, kernel=None):
