@@ -624,19 +624,17 @@ def rewrite_markers(text, data, peers=None):
     def val(m):
         return f"{m.group(1)}{value(data, m['ch'], m['name'], m['field'], m['gpu'] or REFERENCE_GPU)}{m.group(7)}"
 
-    def profile(m):
-        gpu = m["gpu"] or REFERENCE_GPU
-        path = os.path.join(DATA_DIR, gpu, f"{m['ch']}.ncu.csv")
+    def ncu_marker(m, kind, fmt):
+        path = os.path.join(DATA_DIR, m["gpu"] or REFERENCE_GPU, f"{m['ch']}.ncu.csv")
         if not os.path.exists(path):
-            raise DataError(f"profile marker names {path}: no such file (scripts/profile.sh makes it)")
-        return f"{m.group(1)}\n{fmt_profile(load_profile(path), m['ch'])}\n{m.group(5)}"
+            raise DataError(f"{kind} marker names {path}: no such file (scripts/profile.sh makes it)")
+        return f"{m.group(1)}\n{fmt(load_profile(path), m['ch'])}\n{m.group(5)}"
+
+    def profile(m):
+        return ncu_marker(m, "profile", fmt_profile)
 
     def sectors(m):
-        gpu = m["gpu"] or REFERENCE_GPU
-        path = os.path.join(DATA_DIR, gpu, f"{m['ch']}.ncu.csv")
-        if not os.path.exists(path):
-            raise DataError(f"sectors marker names {path}: no such file")
-        return f"{m.group(1)}\n{fmt_sectors(load_profile(path), m['ch'])}\n{m.group(5)}"
+        return ncu_marker(m, "sectors", fmt_sectors)
 
     def vs_copy(m):
         gpu = m["gpu"] or REFERENCE_GPU
