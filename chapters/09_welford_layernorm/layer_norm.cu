@@ -143,9 +143,10 @@ void launch_warp(const course::Args& a, cudaStream_t stream) {
 // memory; the re-read hits L2 when the rows in flight fit there).
 // With kCached, pass 1 issues kBlockLoads<T> loads per thread before it uses any (64 bytes of
 // fp32, 32 of 16-bit, as chapter 12's shared-memory kernel). A 32768-column fp32 row fills 128 KB
-// of shared memory, so one block of 1024 threads is all an SM holds, and reads that wait on one
-// another left it short of bytes in flight. The uncached kernel keeps one load at a time: its
-// 16-bit rows lost up to a third with two (experiments/ch09_block_loads).
+// of shared memory, so one block of 1024 threads is all an SM holds, and a load per pack, each
+// issued after the previous pack's merge, left it short of bytes in flight. The uncached kernel
+// keeps one load at a time: its 16-bit rows lost up to a third with two
+// (experiments/ch09_block_loads).
 template <typename T, int kPack, int kBlock, bool kCached>
 __global__ void __launch_bounds__(kBlock)
     layer_norm_block_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
