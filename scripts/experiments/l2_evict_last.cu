@@ -7,6 +7,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cuda_runtime.h>
+#define CHECK(call)                                                                          \
+  do {                                                                                       \
+    cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "l2_evict_last: %s: %s\n", #call, cudaGetErrorString(e_));        \
+      std::exit(1);                                                                          \
+    }                                                                                        \
+  } while (0)
 __global__ void write_kernel(uint4* p, int64_t n, int policy, unsigned v) {
   int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -26,13 +34,22 @@ __global__ void read_kernel(const uint4* p, int64_t n, unsigned* out) {
   if ((x.x ^ x.y ^ x.z ^ x.w) == 0x12345678u) atomicAdd(out, 1u);
 }
 int main(int argc, char** argv) {
-  int64_t bytes = (argc > 1 ? atoll(argv[1]) : 4) << 20;
-  int policy = argc > 2 ? atoi(argv[2]) : 0;
+  const long long mb = argc > 1 ? atoll(argv[1]) : 4;
+  const int policy = argc > 2 ? atoi(argv[2]) : 0;
+  if (argc > 3 || mb < 1 || mb > 4096 || policy < 0 || policy > 2) {
+    std::fprintf(stderr, "usage: l2_evict_last [MB (1-4096)] [POLICY (0 plain, 1 evict_last, 2 evict_last + reset)]\n");
+    return 2;
+  }
+  const int64_t bytes = int64_t(mb) << 20;
   int64_t n = bytes / 16;
   size_t flush = 100u << 20;
   uint4* buf; void* fl; unsigned* out;
-  cudaMalloc(&buf, bytes); cudaMalloc(&fl, flush); cudaMalloc(&out, 4);
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  CHECK(cudaMalloc(&buf, bytes));
+  CHECK(cudaMalloc(&fl, flush));
+  CHECK(cudaMalloc(&out, 4));
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
   unsigned grid = unsigned((n + 255) / 256);
   float best = 1e9, sum = 0; int reps = 20;
   double reset_us = 0;
@@ -40,15 +57,16 @@ int main(int argc, char** argv) {
     write_kernel<<<grid, 256>>>(buf, n, policy, r);
     if (policy == 2) {
       auto t0 = std::chrono::steady_clock::now();
-      cudaCtxResetPersistingL2Cache();
+      CHECK(cudaCtxResetPersistingL2Cache());
       reset_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     }
-    cudaMemsetAsync(fl, r & 0xff, flush);
-    cudaEventRecord(a);
+    CHECK(cudaMemsetAsync(fl, r & 0xff, flush));
+    CHECK(cudaEventRecord(a));
     read_kernel<<<grid, 256>>>(buf, n, out);
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b);
+    CHECK(cudaEventRecord(b));
+    CHECK(cudaEventSynchronize(b));
+    float ms;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
     if (r >= 3) { sum += ms; if (ms < best) best = ms; }
   }
   cudaError_t e = cudaDeviceSynchronize();
