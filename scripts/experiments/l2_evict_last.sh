@@ -4,13 +4,14 @@
 # memset (plain stores, evict_last stores, and evict_last stores with
 # cudaCtxResetPersistingL2Cache before the memset), and profiles one read at 4 and 32 MB with Nsight
 # Compute (application replay, so that the one pass sees the flushed L2 as the loop leaves it).
+# Needs sm_80 or newer (L2 cache policies); builds for the GPU it runs on.
 # Output: OUTDIR/times.txt and OUTDIR/ncu_<MB>MB_p<policy>.ncu.csv.
 set -uo pipefail
 out=$1
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 exe=$(mktemp -d)/l2_evict_last
-nvcc -O2 -arch=sm_90 -o "$exe" "$here/l2_evict_last.cu" || exit 1
+nvcc -O2 -arch=native -o "$exe" "$here/l2_evict_last.cu" || exit 1
 for mb in 4 16 32 64; do for p in 0 1 2; do "$exe" $mb $p || exit 1; done; done | tee "$out/times.txt"
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum
 for mb in 4 32; do for p in 0 1 2; do
