@@ -41,6 +41,11 @@ void gelu(const Args& a, cudaStream_t s) {
     ew::Unary<kMaxPack, kWaves, kU>(s, ew::SimpleFactory<ew::Gelu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
 }
 template <typename T>
+void gelu_erf(const Args& a, cudaStream_t s) {
+  if (int64_t n = flat_count(a, course::Op::gelu))
+    ew::Unary(s, ew::SimpleFactory<ew::GeluErf<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
+}
+template <typename T>
 void scale(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::scale))
     ew::Unary(s, ew::ScaleFactory<T>{a.alpha}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
@@ -181,6 +186,62 @@ bool check_narrow_all(cudaStream_t s, std::string* detail) {
 }
 /// [exhaustive_narrow]
 
+/// [exhaustive_gelu]
+// Every one of the 65536 patterns of T through `launcher` (a 16-bit GELU), against float64
+// (course::ref::gelu): each output within the harness's GELU tolerance, NaN where the reference is
+// NaN. Passed or not, the detail counts the finite outputs that are not the correctly rounded
+// value (course::ref::round_to_*) and the largest distance from it in units of the last place:
+// the lesson compares gelu_16bit with the erf form by these counts.
+template <typename T>
+bool check_gelu_all(void (*launcher)(const Args&, cudaStream_t), cudaStream_t s, std::string* detail) {
+  const course::DType t = course::DTypeOf<T>::value;
+  const course::Tolerance tol = course::op_tolerance(course::Op::gelu, t);
+  std::vector<uint16_t> in(65536), out(65536);
+  for (int i = 0; i < 65536; ++i) in[i] = uint16_t(i);
+  course::DeviceBuffer xb(in.size() * 2), yb(out.size() * 2);
+  CUDA_CHECK(cudaMemcpy(xb.get(), in.data(), in.size() * 2, cudaMemcpyHostToDevice));
+  Args a;
+  a.rows = 1;
+  a.cols = 65536;
+  a.x = xb.get();
+  a.y = yb.get();
+  launcher(a, s);
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  CUDA_CHECK(cudaMemcpy(out.data(), yb.get(), out.size() * 2, cudaMemcpyDeviceToHost));
+  // Patterns ordered by value: for finite same-sign values the distance in ulps is the distance
+  // between the bit patterns.
+  auto ordinal = [](uint16_t b) { return (b & 0x8000) ? -int(b & 0x7fff) : int(b); };
+  auto nearest = [&](double v) { return t == course::DType::f16 ? course::ref::round_to_f16(v) : course::ref::round_to_bf16(v); };
+  int bad = 0, off = 0, max_ulps = 0, finite = 0;
+  std::string first;
+  for (int i = 0; i < 65536; ++i) {
+    const double x = decode(uint16_t(i), t), ref = course::ref::gelu(x), got = decode(out[i], t);
+    if (!course::element_ok(got, ref, tol) && bad++ < 4) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, " 0x%04x (%.6g) -> %.6g (expected %.6g);", i, x, got, ref);
+      first += buf;
+    }
+    if (!std::isfinite(ref) || !std::isfinite(got)) continue;
+    ++finite;
+    // The correctly rounded pattern: the nearest value, found among the output's neighbours.
+    const double want = nearest(ref);
+    if (same_value(got, want) || (got == 0 && want == 0)) continue;
+    ++off;
+    int ulps = 1 << 16;
+    for (int d = -64; d <= 64; ++d) {
+      const int b = int(out[i]) + d;
+      if (b < 0 || b > 0xffff) continue;
+      if (decode(uint16_t(b), t) == want) ulps = std::min(ulps, std::abs(ordinal(uint16_t(b)) - ordinal(out[i])));
+    }
+    max_ulps = std::max(max_ulps, ulps);
+  }
+  *detail = std::to_string(65536 - bad) + " of 65536 patterns within tolerance; " + std::to_string(off) + " of " +
+            std::to_string(finite) + " finite outputs not the correctly rounded value" +
+            (off ? " (at most " + std::to_string(max_ulps) + " ulp away)" : "") + (bad ? "; outside:" + first : "");
+  return bad == 0;
+}
+/// [exhaustive_gelu]
+
 // The element counts on each side of the 16-bit unary unroll threshold (elementwise.cuh,
 // unroll_pays): four packs per thread from 4 x kUnrollMinWaves waves of 8-element packs. None
 // without a device (the threshold is the device's).
@@ -241,6 +302,18 @@ int main(int argc, char** argv) {
   ch.add(Op::cast_from_f32, "scalar", DType::f16, cast_from_f32<__half, ew::CastFromF32<__half>, 1>, scalar);
   ch.add(Op::gelu, "unroll1", DType::f16, gelu<__half, 16, ew::kMaxWaves, 1>,
          {0, {}, "any count; one pack per thread (the comparison for the 16-bit unroll)"});
+  ch.add(Op::gelu, "erf", DType::f16, gelu_erf<__half>,
+         {0, {}, "any count; erff rounded to fp16, PyTorch's formula (the comparison for gelu_16bit)"});
+  ch.add(Op::gelu, "erf", DType::bf16, gelu_erf<__nv_bfloat16>,
+         {0, {}, "any count; erff rounded to bf16, PyTorch's formula (the comparison for gelu_16bit)"});
+  ch.add_check({"gelu/pack/f16: every fp16 pattern", DType::f16,
+                [](cudaStream_t s, std::string* d) { return check_gelu_all<__half>(gelu<__half>, s, d); }});
+  ch.add_check({"gelu/pack/bf16: every bf16 pattern", DType::bf16,
+                [](cudaStream_t s, std::string* d) { return check_gelu_all<__nv_bfloat16>(gelu<__nv_bfloat16>, s, d); }});
+  ch.add_check({"gelu/erf/f16: every fp16 pattern", DType::f16,
+                [](cudaStream_t s, std::string* d) { return check_gelu_all<__half>(gelu_erf<__half>, s, d); }});
+  ch.add_check({"gelu/erf/bf16: every bf16 pattern", DType::bf16,
+                [](cudaStream_t s, std::string* d) { return check_gelu_all<__nv_bfloat16>(gelu_erf<__nv_bfloat16>, s, d); }});
   ch.add_check({"cast_to_f32/pack/f16: every fp16 pattern", DType::f16, check_widen_all<__half>});
   ch.add_check({"cast_to_f32/pack/bf16: every bf16 pattern", DType::bf16, check_widen_all<__nv_bfloat16>});
   ch.add_check({"cast_from_f32/pack/f16: every fp32 pattern", DType::f16, check_narrow_all<__half>});
