@@ -6,7 +6,7 @@ py=$("$root/scripts/find-python.sh") || { echo "SKIPPED: no python3 with matplot
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$py" "$root/scripts/plot.py" --data "$root/plots/data" --out "$out" --check || exit 1
-n_json=$(find "$root/plots/data" -name 'ch*.json' ! -name '*.*.json' | wc -l)  # not side files (*.paths.json)
+n_json=$(find "$root/plots/data" -mindepth 2 -maxdepth 2 -name 'ch*.json' ! -name '*.*.json' | wc -l)  # plots/data/<gpu>/ only (not experiments/), not side files (*.paths.json)
 n_png=$(find "$out" -name 'ch*.png' | wc -l)
 echo "$n_json JSON files, $n_png chapter figures"
 [ "$n_json" -gt 0 ] || { echo "no committed benchmark data under plots/data"; exit 1; }
