@@ -50,55 +50,6 @@ struct Gelu {
   }
   __device__ T operator()(T x) const { return from_float<T>(f(to_float(x))); }
 };
-/// [gelu16]
-/// GELU for 16-bit output: x * Phi(x), with Phi, the normal CDF, from the form of Abramowitz and
-/// Stegun 26.2.17 (absolute error under 7.5e-8). For a = |x| the upper tail is
-/// Q(a) = phi(a) * t * P(t), with t = 1 / (1 + p a), P of degree 4 and phi(a) = exp(-a^2 / 2) /
-/// sqrt(2 pi) (the 1 / sqrt(2 pi) is folded into P's coefficients); then Phi(x) = 1 - Q(a) for
-/// x >= 0 and Q(a) below. The reciprocal and the exponential are the SFU's approximate ones
-/// (rcp.approx, ex2.approx: relative error about 2^-22). The result is rounded to 11 bits (fp16) or
-/// 8 (bf16), so an error of 1e-7 moves it only when it lies that close to a rounding boundary;
-/// `--verify` runs every 16-bit pattern through it against float64 (main.cu, check_gelu_all).
-/// About 14 instructions where erff takes about 20 (two coefficient sets picked by |x|, and a
-/// branch). +inf gives +inf, -inf gives -inf * 0 = NaN and NaN gives NaN, as the erf form.
-__device__ __forceinline__ float gelu_16bit(float x) {
-  const float a = fabsf(x);
-  float t, e;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.2316419f, a, 1.0f)));
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"((x * -0.72134752044448170f) * x));  // exp(-x^2 / 2)
-  float p = fmaf(0.53070271f, t, -0.72657601f);  // b_k / sqrt(2 pi), k = 5 .. 1
-  p = fmaf(p, t, 0.71070687f);
-  p = fmaf(p, t, -0.14224837f);
-  p = fmaf(p, t, 0.12741480f);
-  const float q = (p * t) * e;
-  return x * (x >= 0.0f ? 1.0f - q : q);
-}
-/// [gelu16]
-
-template <>
-struct Gelu<__half> {
-  __device__ __half operator()(__half x) const { return from_float<__half>(gelu_16bit(to_float(x))); }
-  __device__ void Apply2(__half* out, const __half* in) const {
-    apply2_via_float2(out, in, [](float v) { return gelu_16bit(v); });
-  }
-};
-template <>
-struct Gelu<__nv_bfloat16> {
-  __device__ __nv_bfloat16 operator()(__nv_bfloat16 x) const {
-    return from_float<__nv_bfloat16>(gelu_16bit(to_float(x)));
-  }
-  __device__ void Apply2(__nv_bfloat16* out, const __nv_bfloat16* in) const {
-    apply2_via_float2(out, in, [](float v) { return gelu_16bit(v); });
-  }
-};
-
-/// The erf form (Gelu<float>::f) rounded to a 16-bit T: PyTorch's formula, what Gelu<T> computed
-/// before gelu_16bit. Kept for the lesson's comparison (the `gelu/erf` variants).
-template <typename T>
-struct GeluErf {
-  __device__ T operator()(T x) const { return from_float<T>(Gelu<float>::f(to_float(x))); }
-  __device__ void Apply2(T* out, const T* in) const { apply2_via_float2(out, in, Gelu<float>::f); }
-};
 
 /// alpha * x. Built on the device by ScaleFactory from the host's alpha.
 template <typename T>
@@ -145,6 +96,58 @@ struct CastFromF32Scalar {
   __device__ T operator()(float x) const { return from_float<T>(x); }
 };
 /// [functors]
+
+/// [gelu16]
+/// GELU for 16-bit output: x * Phi(x), with Phi, the normal CDF, from the form of Abramowitz and
+/// Stegun 26.2.17 (absolute error under 7.5e-8). For a = |x| the upper tail is
+/// Q(a) = phi(a) * t * P(t), with t = 1 / (1 + p a), P of degree 4 and phi(a) = exp(-a^2 / 2) /
+/// sqrt(2 pi) (the 1 / sqrt(2 pi) is folded into P's coefficients); then Phi(x) = 1 - Q(a) for
+/// x >= 0 and Q(a) below. The reciprocal and the exponential are the SFU's approximate ones
+/// (rcp.approx, ex2.approx: relative error about 2^-22). The result is rounded to 11 bits (fp16) or
+/// 8 (bf16), so an error of 1e-7 moves it only when it lies that close to a rounding boundary;
+/// `--verify` runs every 16-bit pattern through it against float64 (main.cu, check_gelu_all).
+/// About 14 instructions per element where the erf form takes about 25 (erff picks between two
+/// coefficient sets by |x| and branches for the larger ones; the lesson's profile counts them).
+/// Below zero Q is computed directly, so nothing cancels as 1 + erf does. +inf gives +inf, -inf
+/// gives -inf * 0 = NaN, and NaN gives NaN, as in the erf form.
+__device__ __forceinline__ float gelu_16bit(float x) {
+  const float a = fabsf(x);
+  float t, e;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.2316419f, a, 1.0f)));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"((x * -0.72134752044448170f) * x));  // exp(-x^2 / 2)
+  float p = fmaf(0.53070271f, t, -0.72657601f);  // b_k / sqrt(2 pi), k = 5 .. 1
+  p = fmaf(p, t, 0.71070687f);
+  p = fmaf(p, t, -0.14224837f);
+  p = fmaf(p, t, 0.12741480f);
+  const float q = (p * t) * e;
+  return x * (x >= 0.0f ? 1.0f - q : q);
+}
+
+template <>
+struct Gelu<__half> {
+  __device__ __half operator()(__half x) const { return from_float<__half>(gelu_16bit(to_float(x))); }
+  __device__ void Apply2(__half* out, const __half* in) const {
+    apply2_via_float2(out, in, [](float v) { return gelu_16bit(v); });
+  }
+};
+template <>
+struct Gelu<__nv_bfloat16> {
+  __device__ __nv_bfloat16 operator()(__nv_bfloat16 x) const {
+    return from_float<__nv_bfloat16>(gelu_16bit(to_float(x)));
+  }
+  __device__ void Apply2(__nv_bfloat16* out, const __nv_bfloat16* in) const {
+    apply2_via_float2(out, in, [](float v) { return gelu_16bit(v); });
+  }
+};
+/// [gelu16]
+
+/// The erf form (Gelu<float>::f) rounded to a 16-bit T: PyTorch's formula, what Gelu<T> computed
+/// before gelu_16bit. Kept for the lesson's comparison (the `gelu/erf` variants).
+template <typename T>
+struct GeluErf {
+  __device__ T operator()(T x) const { return from_float<T>(Gelu<float>::f(to_float(x))); }
+  __device__ void Apply2(T* out, const T* in) const { apply2_via_float2(out, in, Gelu<float>::f); }
+};
 
 /// [scale_factory]
 /// A factory with a host-side parameter: each thread builds its Scale from alpha. A functor with
