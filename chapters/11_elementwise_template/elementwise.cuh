@@ -122,7 +122,9 @@ inline unsigned grid_size(int64_t n_packs, int unroll, int64_t max_waves) {
 // hides. Unroll only when the grid keeps at least kUnrollMinWaves waves. On the H100 (tuning runs,
 // not kept as data): GELU fp16 at 2^24 elements (8 waves of one pack per thread) ran about 6%
 // faster with one pack per thread than with four (2 waves); at 2^28 (31 waves with four) the
-// four-pack kernel is the faster (the lesson's unroll1 comparison).
+// four-pack kernel was the faster. That was with erff: since gelu_16bit (functors.cuh) one pack
+// per thread reads 1.2-1.7% more at 2^28 for every shipped unary op (plots/data/h100-80gb-hbm3/
+// experiments/unroll16), and this rule is due to go with the next data run.
 constexpr int64_t kUnrollMinWaves = 8;
 // The fewest packs for which `unroll` packs per thread still leave kUnrollMinWaves waves.
 inline int64_t unroll_min_packs(int unroll) { return int64_t(unroll) * kUnrollMinWaves * resident_blocks() * kBlock; }
@@ -164,8 +166,8 @@ void launch(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... 
   constexpr int kPack = std::min(16 / kWidest, kMaxPack);
   const int pack = aligned_pack(kPack, y, x...);
   // A unary op on 8-element packs (16-bit types) carries twice the arithmetic per byte of a
-  // 4-element one: four packs in flight per thread hide it (GELU fp16 at 2^28 elements: 92% -> 97%
-  // of the copy), on tensors large enough (unroll_pays). With two or three inputs the loads in
+  // 4-element one: four packs in flight per thread hid it for the erf-form GELU (fp16 at 2^28
+  // elements: 92% -> 97% of the copy), on tensors large enough (unroll_pays; see there). With two or three inputs the loads in
   // flight are there already, and the extra registers cost more than they bring (fma fp16 at 2^28:
   // 103% one pack per thread, 96% four).
   constexpr int kU = kUnroll_ > 0 ? kUnroll_ : 1;
