@@ -94,25 +94,33 @@ bool same_value(double got, double want) {
   return got == want && std::signbit(got) == std::signbit(want);
 }
 
+// The output of `launcher` on the 65536 16-bit patterns 0x0000..0xffff in order, as one flat
+// tensor; Out is the output element (its bits, for a 16-bit output).
+template <typename Out>
+std::vector<Out> every_pattern(void (*launcher)(const Args&, cudaStream_t), cudaStream_t s) {
+  std::vector<uint16_t> in(65536);
+  for (int i = 0; i < 65536; ++i) in[i] = uint16_t(i);
+  std::vector<Out> out(in.size());
+  course::DeviceBuffer xb(in.size() * sizeof(uint16_t)), yb(out.size() * sizeof(Out));
+  CUDA_CHECK(cudaMemcpy(xb.get(), in.data(), in.size() * sizeof(uint16_t), cudaMemcpyHostToDevice));
+  Args a;
+  a.rows = 1;
+  a.cols = int64_t(in.size());
+  a.x = xb.get();
+  a.y = yb.get();
+  launcher(a, s);
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  CUDA_CHECK(cudaMemcpy(out.data(), yb.get(), out.size() * sizeof(Out), cudaMemcpyDeviceToHost));
+  return out;
+}
+
 /// [exhaustive_widen]
 // Every one of the 65536 patterns of T through cast_to_f32: the fp32 result must be the
 // pattern's exact value (sign of zero included), NaN for NaN.
 template <typename T>
 bool check_widen_all(cudaStream_t s, std::string* detail) {
   const course::DType t = course::DTypeOf<T>::value;
-  std::vector<uint16_t> in(65536);
-  for (int i = 0; i < 65536; ++i) in[i] = uint16_t(i);
-  std::vector<float> out(65536);
-  course::DeviceBuffer xb(in.size() * 2), yb(out.size() * 4);
-  CUDA_CHECK(cudaMemcpy(xb.get(), in.data(), in.size() * 2, cudaMemcpyHostToDevice));
-  Args a;
-  a.rows = 1;
-  a.cols = 65536;
-  a.x = xb.get();
-  a.y = yb.get();
-  cast_to_f32<T>(a, s);
-  CUDA_CHECK(cudaStreamSynchronize(s));
-  CUDA_CHECK(cudaMemcpy(out.data(), yb.get(), out.size() * 4, cudaMemcpyDeviceToHost));
+  const std::vector<float> out = every_pattern<float>(cast_to_f32<T>, s);
   int bad = 0;
   std::string first;
   for (int i = 0; i < 65536; ++i) {
@@ -196,18 +204,7 @@ template <typename T>
 bool check_gelu_all(void (*launcher)(const Args&, cudaStream_t), cudaStream_t s, std::string* detail) {
   const course::DType t = course::DTypeOf<T>::value;
   const course::Tolerance tol = course::op_tolerance(course::Op::gelu, t);
-  std::vector<uint16_t> in(65536), out(65536);
-  for (int i = 0; i < 65536; ++i) in[i] = uint16_t(i);
-  course::DeviceBuffer xb(in.size() * 2), yb(out.size() * 2);
-  CUDA_CHECK(cudaMemcpy(xb.get(), in.data(), in.size() * 2, cudaMemcpyHostToDevice));
-  Args a;
-  a.rows = 1;
-  a.cols = 65536;
-  a.x = xb.get();
-  a.y = yb.get();
-  launcher(a, s);
-  CUDA_CHECK(cudaStreamSynchronize(s));
-  CUDA_CHECK(cudaMemcpy(out.data(), yb.get(), out.size() * 2, cudaMemcpyDeviceToHost));
+  const std::vector<uint16_t> out = every_pattern<uint16_t>(launcher, s);
   // Patterns ordered by value: for finite same-sign values the distance in ulps is the distance
   // between the bit patterns.
   auto ordinal = [](uint16_t b) { return (b & 0x8000) ? -int(b & 0x7fff) : int(b); };
