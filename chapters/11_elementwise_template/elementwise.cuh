@@ -25,8 +25,14 @@ constexpr int kBlock = 256;
 // elements against one pack per thread (the lesson's measurement), so the cap here only guards
 // the grid limit.
 constexpr int64_t kMaxWaves = int64_t(1) << 20;
-// Packs per thread per step: 0 picks by pack width and size (launch, unroll_pays).
-constexpr int kUnroll = 0;
+/// [unroll]
+// Packs per thread per step. One: each thread loads one 16-byte pack per input, computes it and
+// stores it. More packs in flight per thread hid the arithmetic of an erff-based 16-bit GELU on
+// large tensors; with gelu_16bit (functors.cuh) one pack per thread is the faster for every
+// shipped functor (the lesson's `unroll4` variants and plots/data/h100-80gb-hbm3/experiments/
+// unroll16). The template parameter stays for those comparisons.
+constexpr int kUnroll = 1;
+/// [unroll]
 
 /// [factory]
 /// A factory builds the functor each thread uses. Most functors are plain values (SimpleFactory
@@ -116,21 +122,6 @@ inline unsigned grid_size(int64_t n_packs, int unroll, int64_t max_waves) {
 }
 /// [grid]
 
-/// [unroll_pays]
-// Four packs per thread hide a 16-bit unary functor's arithmetic on large tensors, but they divide
-// the grid by four: on a tensor of a few waves that leaves the SMs less work to overlap than it
-// hides. Unroll only when the grid keeps at least kUnrollMinWaves waves. On the H100 (tuning runs,
-// not kept as data): GELU fp16 at 2^24 elements (8 waves of one pack per thread) ran about 6%
-// faster with one pack per thread than with four (2 waves); at 2^28 (31 waves with four) the
-// four-pack kernel was the faster. That was with erff: since gelu_16bit (functors.cuh) one pack
-// per thread reads 1.2-1.7% more at 2^28 for every shipped unary op (plots/data/h100-80gb-hbm3/
-// experiments/unroll16), and this rule is due to go with the next data run.
-constexpr int64_t kUnrollMinWaves = 8;
-// The fewest packs for which `unroll` packs per thread still leave kUnrollMinWaves waves.
-inline int64_t unroll_min_packs(int unroll) { return int64_t(unroll) * kUnrollMinWaves * resident_blocks() * kBlock; }
-inline bool unroll_pays(int64_t n_packs, int unroll) { return n_packs >= unroll_min_packs(unroll); }
-/// [unroll_pays]
-
 /// The widest pack (at most 16 bytes of the widest type) to which every pointer is aligned.
 template <typename R, typename... In>
 int aligned_pack(int max_pack, const R* y, const In*... x) {
@@ -144,6 +135,7 @@ int aligned_pack(int max_pack, const R* y, const In*... x) {
 // or 2^31 - 1 blocks, past any GPU's memory today, and refused rather than left unwritten.
 template <int kPack, int kUnroll_, int64_t kWaves, typename Factory, typename R, typename... In>
 void run(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... x) {
+  static_assert(kUnroll_ >= 1, "elementwise: at least one pack per thread per step");
   constexpr bool kLoop = kWaves < kMaxWaves;
   const unsigned grid = grid_size(n / kPack, kUnroll_, kWaves);
   course::require(kLoop || int64_t(grid) * kBlock * kUnroll_ >= n / kPack, "elementwise: n = ", n,
@@ -165,28 +157,16 @@ void launch(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... 
   constexpr int kWidest = int(std::max({sizeof(R), sizeof(In)...}));
   constexpr int kPack = std::min(16 / kWidest, kMaxPack);
   const int pack = aligned_pack(kPack, y, x...);
-  // A unary op on 8-element packs (16-bit types) carries twice the arithmetic per byte of a
-  // 4-element one: four packs in flight per thread hid it for the erf-form GELU (fp16 at 2^28
-  // elements: 92% -> 97% of the copy), on tensors large enough (unroll_pays; see there). With two or three inputs the loads in
-  // flight are there already, and the extra registers cost more than they bring (fma fp16 at 2^28:
-  // 103% one pack per thread, 96% four).
-  constexpr int kU = kUnroll_ > 0 ? kUnroll_ : 1;
-  constexpr bool kMayUnroll = kUnroll_ == 0 && kPack == 8 && sizeof...(In) == 1;
   if constexpr (kPack >= 8) {
-    if (pack == 8) {
-      if constexpr (kMayUnroll) {
-        if (unroll_pays(n / 8, 4)) return run<8, 4, kWaves>(stream, factory, n, y, x...);
-      }
-      return run<8, kU, kWaves>(stream, factory, n, y, x...);
-    }
+    if (pack == 8) return run<8, kUnroll_, kWaves>(stream, factory, n, y, x...);
   }
   if constexpr (kPack >= 4) {
-    if (pack == 4) return run<4, kU, kWaves>(stream, factory, n, y, x...);
+    if (pack == 4) return run<4, kUnroll_, kWaves>(stream, factory, n, y, x...);
   }
   if constexpr (kPack >= 2) {
-    if (pack == 2) return run<2, kU, kWaves>(stream, factory, n, y, x...);
+    if (pack == 2) return run<2, kUnroll_, kWaves>(stream, factory, n, y, x...);
   }
-  run<1, kU, kWaves>(stream, factory, n, y, x...);
+  run<1, kUnroll_, kWaves>(stream, factory, n, y, x...);
 }
 
 /// The three arities by name: y = f(a), y = f(a, b), y = f(a, b, c).

@@ -40,10 +40,10 @@ void gelu(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::gelu))
     ew::Unary<kMaxPack, kWaves, kU>(s, ew::SimpleFactory<ew::Gelu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
 }
-template <typename T>
+template <typename T, int kU = ew::kUnroll>
 void gelu_erf(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::gelu))
-    ew::Unary(s, ew::SimpleFactory<ew::GeluErf<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
+    ew::Unary<16, ew::kMaxWaves, kU>(s, ew::SimpleFactory<ew::GeluErf<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
 }
 template <typename T>
 void scale(const Args& a, cudaStream_t s) {
@@ -242,17 +242,17 @@ bool check_gelu_all(void (*launcher)(const Args&, cudaStream_t), cudaStream_t s,
 }
 /// [exhaustive_gelu]
 
-// The element counts on each side of the 16-bit unary unroll threshold (elementwise.cuh,
-// unroll_pays): four packs per thread from 4 x kUnrollMinWaves waves of 8-element packs. None
-// without a device (the threshold is the device's).
-std::vector<std::pair<int64_t, int64_t>> unroll_boundary() {
+// Element counts around one wave of 8-element packs (elementwise.cuh, grid_size): below it one
+// pack per thread, above it kUnroll packs per thread, the last step partial. For the unroll4
+// variants. None without a device (a wave is the device's).
+std::vector<std::pair<int64_t, int64_t>> wave_boundary() {
   int dev = 0, count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || cudaGetDevice(&dev) != cudaSuccess) {
     cudaGetLastError();
     return {};
   }
-  const int64_t t = 8 * ew::unroll_min_packs(4);  // elements: 8-element packs
-  return {{1, t - 1}, {1, t}, {1, t + 9}};
+  const int64_t wave = 8 * ew::resident_blocks() * ew::kBlock;  // elements in one wave of packs
+  return {{1, wave - 8}, {1, wave}, {1, wave + 8}, {1, wave + 13}, {1, 4 * wave + 8 * 3 + 5}};
 }
 
 }  // namespace
@@ -262,19 +262,13 @@ int main(int argc, char** argv) {
   using course::Op;
   course::Chapter ch("11_elementwise_template", "A generic elementwise template: packs, tail, half2, waves");
   const course::Limits any{0, {}, "any count (rows x cols as one flat array); misaligned pointers: narrower packs"};
-  // 16-bit unary ops also switch to four packs per thread on large tensors: checked at the switch.
-  const course::Limits unary16{0,
-                               {},
-                               "any count; misaligned pointers: narrower packs; four packs per thread from " +
-                                   std::to_string(4 * ew::kUnrollMinWaves) + " waves of one",
-                               unroll_boundary()};
   const course::Limits scalar{0, {}, "any count; one element per thread (the comparison for packs)"};
   ch.add(Op::relu, "pack", DType::f32, relu<float>, any);
-  ch.add(Op::relu, "pack", DType::f16, relu<__half>, unary16);
-  ch.add(Op::relu, "pack", DType::bf16, relu<__nv_bfloat16>, unary16);
+  ch.add(Op::relu, "pack", DType::f16, relu<__half>, any);
+  ch.add(Op::relu, "pack", DType::bf16, relu<__nv_bfloat16>, any);
   ch.add(Op::gelu, "pack", DType::f32, gelu<float>, any);
-  ch.add(Op::gelu, "pack", DType::f16, gelu<__half>, unary16);
-  ch.add(Op::gelu, "pack", DType::bf16, gelu<__nv_bfloat16>, unary16);
+  ch.add(Op::gelu, "pack", DType::f16, gelu<__half>, any);
+  ch.add(Op::gelu, "pack", DType::bf16, gelu<__nv_bfloat16>, any);
   ch.add(Op::gelu, "scalar", DType::f32, gelu<float, 1>, scalar);
   ch.add(Op::gelu, "scalar", DType::f16, gelu<__half, 1>, scalar);
   ch.add(Op::gelu, "waves32", DType::f32, gelu<float, 16, 32>,
@@ -284,8 +278,8 @@ int main(int argc, char** argv) {
   ch.add(Op::gelu, "waves32", DType::f16, gelu<__half, 16, 32>,
          {0, {}, "any count; the grid capped at 32 waves, threads looping (OneFlow's choice)"});
   ch.add(Op::scale, "pack", DType::f32, scale<float>, any);
-  ch.add(Op::scale, "pack", DType::f16, scale<__half>, unary16);
-  ch.add(Op::scale, "pack", DType::bf16, scale<__nv_bfloat16>, unary16);
+  ch.add(Op::scale, "pack", DType::f16, scale<__half>, any);
+  ch.add(Op::scale, "pack", DType::bf16, scale<__nv_bfloat16>, any);
   ch.add(Op::mul, "pack", DType::f32, mul<float>, any);
   ch.add(Op::mul, "pack", DType::f16, mul<__half>, any);
   ch.add(Op::mul, "pack", DType::bf16, mul<__nv_bfloat16>, any);
@@ -300,8 +294,12 @@ int main(int argc, char** argv) {
   ch.add(Op::cast_from_f32, "no_apply2", DType::f16, cast_from_f32<__half, ew::CastFromF32Scalar<__half>>, any);
   ch.add(Op::cast_to_f32, "no_apply2", DType::f16, cast_to_f32<__half, ew::CastToF32Scalar<__half>>, any);
   ch.add(Op::cast_from_f32, "scalar", DType::f16, cast_from_f32<__half, ew::CastFromF32<__half>, 1>, scalar);
-  ch.add(Op::gelu, "unroll1", DType::f16, gelu<__half, 16, ew::kMaxWaves, 1>,
-         {0, {}, "any count; one pack per thread (the comparison for the 16-bit unroll)"});
+  // Four packs per thread past one wave: what hid the erf form's arithmetic, and what it does to
+  // gelu_16bit's.
+  const course::Limits unroll4{
+      0, {}, "any count; four packs per thread past one wave (the comparison for kUnroll)", wave_boundary()};
+  ch.add(Op::gelu, "unroll4", DType::f16, gelu<__half, 16, ew::kMaxWaves, 4>, unroll4);
+  ch.add(Op::gelu, "erf_unroll4", DType::f16, gelu_erf<__half, 4>, unroll4);
   ch.add(Op::gelu, "erf", DType::f16, gelu_erf<__half>,
          {0, {}, "any count; erff rounded to fp16, PyTorch's formula (the comparison for gelu_16bit)"});
   ch.add(Op::gelu, "erf", DType::bf16, gelu_erf<__nv_bfloat16>,
