@@ -201,14 +201,19 @@ inline const char* block_regs_limit_text() {
 /// rows (enough to fill every SM with resident rows), for
 ///  - the fp32 forward past the warp path's 1024 columns while a row is under 16 KB (< 4096
 ///    columns). 16-bit rows keep the warp path to 3072 columns; past that it was not measured;
-///  - the backward past 1024 columns while a row's y and dy are under 32 KB together (fp32 < 4096
-///    columns, 16-bit < 8192), in every dtype.
+///  - the backward while a row's y and dy are 4 KB or more and under 32 KB together (fp32 512 to
+///    4095 columns, 16-bit 1024 to 8191), in every dtype.
 /// Same-session A/B on the H100 against the previous dispatch (smem for fp32, warp for 16-bit
 /// rows to 3072, smem past it; plots/data/h100-80gb-hbm3/experiments/block_regs): the fp32
 /// forward +0.2% to +2.0% at 1280-3584 columns, the backward +0.4% to +1.6% (fp32, 1280-3584) and
 /// 0.0% to +1.5% (16-bit, 1280-6144). The fp32 forward lost 2.0-3.7% at 4096-5120 columns (and
 /// gained 2% at 6144, not taken: one band is the rule), the fp32 backward up to 0.5% at
-/// 4096-6144; hence the 16 KB and 32 KB ends.
+/// 4096-6144; hence the 16 KB and 32 KB ends. The backward's 4 KB start: that A/B began past the
+/// warp path's 1024 columns, and the forced block_regs variants of the four committed data runs
+/// that have them (experiments/block_regs/backward_4kb) read above the warp path in every run at
+/// 4 KB of y and dy (fp32 512 columns: +0.4% to +0.8%; 1024 columns, every dtype: 0.0% to
+/// +0.5%), under it at 2 KB in 16-bit (512 columns: 1.6-5.6%) and either side of it at 2 KB in
+/// fp32 (256 columns).
 constexpr int kBlockRegsMaxElems = 16;
 constexpr int64_t kBlockRegsMaxCols = int64_t(kBlockRegsMaxBlock) * kBlockRegsMaxElems;
 
@@ -218,7 +223,8 @@ bool block_regs_forward_fits(int64_t cols) {
 }
 template <typename T>
 bool block_regs_backward_fits(int64_t cols) {
-  return cols > 32 * 32 && 2 * cols * int64_t(sizeof(T)) < 32 * 1024;
+  const int64_t bytes = 2 * cols * int64_t(sizeof(T));  // y and dy
+  return bytes >= kBlockRegsBackwardMinBytes && bytes < 32 * 1024;
 }
 
 /// The block size. A block holds a whole row in flight, so an SM with r resident blocks has r rows

@@ -103,13 +103,14 @@ std::vector<std::pair<int64_t, int64_t>> with_half_wave(std::vector<std::pair<in
 
 // The block-registers path's boundaries on the production dispatch: its first and last packed
 // columns and the packed columns on each side of them, at the rows where it starts (and one row
-// fewer at its first columns). `last` is its first column count past the path (a multiple of
-// the pack), 0 where the op does not take it in this dtype.
+// fewer at its first columns), and its first columns plus one (not a multiple of the pack: the
+// path takes 16-byte packs only). `first` is its first column count, `last` its first column
+// count past it (both multiples of the pack).
 template <typename T>
-std::vector<std::pair<int64_t, int64_t>> block_regs_boundary(int64_t last) {
+std::vector<std::pair<int64_t, int64_t>> block_regs_boundary(int64_t first, int64_t last) {
   const int64_t r = course::long_warp_rows_min(), pack = 16 / sizeof(T);
-  if (r == 0 || last == 0) return {};
-  return {{r - 1, 1024 + pack}, {r, 1024}, {r, 1024 + pack}, {r, last - pack}, {r, last}};
+  if (r == 0) return {};
+  return {{r - 1, first}, {r, first - pack}, {r, first}, {r, first + 1}, {r, last - pack}, {r, last}};
 }
 
 // Registers `op` on the production dispatch and on each of `paths` forced.
@@ -163,7 +164,7 @@ void add_type(course::Chapter& ch) {
   auto fwd = production(fwd_smem, "past shared memory, rows < SMs / 2 take the cluster path");
   if (sizeof(T) == 4) {  // fp32 rows of 1028-4092 columns take the block-registers path (rows >= 32 x SMs)
     fwd.text += "; fp32 rows under 16 KB past the warp path, rows >= 32 x SMs: block_regs";
-    for (auto s : block_regs_boundary<T>(4096)) fwd.shapes.push_back(s);
+    for (auto s : block_regs_boundary<T>(1024 + 16 / sizeof(T), 4096)) fwd.shapes.push_back(s);
   }
   add_paths<T, ch12::softmax<T>>(ch, Op::softmax, fwd, warp, block_regs, smem(fwd_smem), uncached,
                                  clusters ? &cluster : nullptr);
@@ -174,11 +175,12 @@ void add_type(course::Chapter& ch) {
   const int64_t bwd_both = ch12::backward_both_cached_max_cols<T>();
   const int64_t bwd_cluster_max = ch12::backward_cluster_max_cols<T>();
   auto bwd = production(bwd_smem, "", bwd_both);  // the forward's thresholds and rows shapes, and its own text:
-  // Past 1024 columns with rows >= 32 x SMs: block_regs while y and dy are under 32 KB.
+  // With rows >= 32 x SMs: block_regs while y and dy are 4 KB or more and under 32 KB.
+  const int64_t bwd_regs_start = ch12::kBlockRegsBackwardMinBytes / 2 / int64_t(sizeof(T));
   const int64_t bwd_regs_end = 16 * 1024 / int64_t(sizeof(T));
-  for (auto s : block_regs_boundary<T>(bwd_regs_end)) bwd.shapes.push_back(s);
-  const std::string regs_text = " (past 1024 with rows >= 32 x SMs: block_regs while cols < " +
-                                std::to_string(bwd_regs_end) + ")";
+  for (auto s : block_regs_boundary<T>(bwd_regs_start, bwd_regs_end)) bwd.shapes.push_back(s);
+  const std::string regs_text = " (with rows >= 32 x SMs: block_regs for packed cols " +
+                                std::to_string(bwd_regs_start) + " to " + std::to_string(bwd_regs_end - 1) + ")";
   bwd.text = "any cols: warp <= " + limit_text(kWarpMax) + regs_text +
              " < shared memory, y and dy <= " + limit_text(bwd_both) +
              (clusters ? " < a cluster's shared memory, y and dy <= " + limit_text(bwd_cluster_max)

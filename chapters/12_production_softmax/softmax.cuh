@@ -62,6 +62,11 @@ constexpr int kWarpColsPerLane = sizeof(T) == 2 ? 96 : 32;
 template <typename T>
 constexpr int64_t kWarpMaxCols = 32 * kWarpColsPerLane<T>;
 
+/// The backward takes the block-registers path (with rows enough) from rows whose y and dy hold
+/// this many bytes together: fp32 rows of 512 columns, 16-bit rows of 1024 (dispatch.cuh,
+/// block_regs_rule).
+constexpr int64_t kBlockRegsBackwardMinBytes = 4 * 1024;
+
 /// Largest cols of the shared-memory path on this GPU for `op` stored as T (0 without a GPU):
 /// the row (the backward: y) in the device's opt-in shared memory per block.
 template <typename T>
