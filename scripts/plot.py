@@ -496,6 +496,12 @@ def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
     ours = {d: best_course({chapter: ch}, op, d, rows) for d in dtypes}
     theirs = {(p, d): {r["cols"]: r["gbps"] for r in peers[p]["results"]
                        if r["op"] == op and r["dtype"] == d and r["rows"] == rows} for p in names for d in dtypes}
+
+    def spread(results, d, c, kernel_name=None):
+        return next((r["spread_pct"] for r in results if r["op"] == op and r["dtype"] == d and r["rows"] == rows
+                     and r["cols"] == c and (kernel_name is None or r["kernel"] == kernel_name)), float("nan"))
+
+    under = []
     for c in sorted({c for d in dtypes for c in ours[d]}):
         cells = [str(c)]
         for d in dtypes:
@@ -505,6 +511,12 @@ def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
             mark = "" if o is None or top is None else (" **>=**" if o >= top else " (below)")
             cells.append(f"{o:.0f}{mark}" if o else "")
             cells += [f"{v:.0f}" if v else "" for _, v in row_peers]
+            if mark == " (below)":
+                p = next(p for p, v in row_peers if v == top)
+                k = ours[d][c][1][4:]  # best_course's "chNNkernel"
+                under.append(f"{d} at {c}: {100 * (o / top - 1):+.1f}% against {p} "
+                             f"(spread {spread(ch['results'], d, c, k):.1f}% ours, "
+                             f"{spread(peers[p]['results'], d, c):.1f}% {p}'s)")
         lines.append("| " + " | ".join(cells) + " |")
     ctxs = "; ".join(f"{p}: {peers[p]['context'].get('peer', p)}, copy line {peers[p]['copy_gbps']:.0f} GB/s, "
                      f"commit {str(peers[p]['context'].get('git_commit', '?'))[:7]}" for p in names)
@@ -513,6 +525,10 @@ def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
     lines.append(f"GB/s, {op}, rows = {rows}. Ours: `{chapter}`'s {which} (copy line "
                  f"{ch['copy_gbps']:.0f} GB/s, commit {str(ch['context'].get('git_commit', '?'))[:7]}). "
                  f"Peers, by the same method (`make compare`): {ctxs}. **>=** marks ours at or above every peer.")
+    if under:
+        lines.append("")
+        lines.append("Under a peer in this run: " + "; ".join(under) + ". Spread: the 10th to 90th percentile "
+                     "of the timed launches, in percent of their median.")
     return "\n".join(lines)
 
 

@@ -529,9 +529,9 @@ int backward_cluster_size(int64_t rows, int64_t cols) {
 }
 
 /// The backward dispatch: warp while both rows fit in registers (past 1024 columns, with the
-/// forward's rows condition), except that past 1024 columns, with those rows and 16-byte packs,
-/// a block holds them in its registers while y and dy are under 32 KB (block_regs_backward_fits);
-/// then shared memory while y and dy both fit in a block's. Next,
+/// forward's rows condition), except that with those rows and 16-byte packs a block holds them in
+/// its registers while y and dy are 4 KB or more and under 32 KB (block_regs_backward_fits: fp32
+/// 512-4095 columns, 16-bit 1024-8191); then shared memory while y and dy both fit in a block's. Next,
 /// log-softmax keeps dy alone in shared memory while it fits: its sum needs dy only, so each
 /// tensor is still read once, by one block per row and no cluster. Then a cluster whose blocks'
 /// shared memory holds both, then shared memory for one of them (softmax: y, dy read twice),
