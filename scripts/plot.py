@@ -22,6 +22,10 @@ README.md and chapters/*/README.md, so that no number in the lessons is typed by
                                                              its kernel K (or best kernel) for OP
                                                              against each peer
   <!-- summary [GPU] -->...<!-- /summary -->                 each chapter's best at a few shapes (README)
+  <!-- twins FILE [GPU] -->...<!-- /twins -->                 chapter 12's dispatch against the forced
+                                                             variant of the path it chose (FILE: its
+                                                             --paths JSON): the same kernel timed
+                                                             twice in one run, the run's noise
   <!-- accuracy FILE [GPU] -->...<!-- /accuracy -->          chapter 09's variance experiment
                                                              (FILE under plots/data/<gpu>/experiments/)
   <!-- vs_copy CHAPTER [op=OP kernel=K] [GPU] -->...<!-- /vs_copy -->
@@ -591,6 +595,44 @@ def fmt_paths(path):
     return "\n".join(lines)
 
 
+TWIN_PATHS = ("warp", "block_regs")
+
+
+def fmt_twins(chapter, path):
+    """Markdown table: `production` against the forced variant of the path the dispatch chose
+    (warp or block_regs, whose forced launches take the dispatch's shape), per dtype: the same
+    kernel and launch benchmarked twice in one process, so their differences are the run's noise."""
+    with open(path) as f:
+        d = json.load(f)
+    chosen = {(p["op"], p["dtype"], p["rows"], p["cols"]): p["path"] for p in d["paths"]}
+    by = {(r["op"], r["kernel"], r["dtype"], r["rows"], r["cols"]): r for r in chapter["results"]}
+    diffs = {}
+    for (op, kernel, dt, rows, cols), r in by.items():
+        # log_softmax follows softmax's path (the --paths file lists softmax for both)
+        path_op = "softmax" if op == "log_softmax" else op
+        forced = chosen.get((path_op, dt, rows, cols))
+        if kernel != "production" or forced not in TWIN_PATHS or (op, forced, dt, rows, cols) not in by:
+            continue
+        twin = by[(op, forced, dt, rows, cols)]
+        diffs.setdefault(dt, []).append((100 * (twin["gbps"] / r["gbps"] - 1), op, forced, rows, cols))
+    if not diffs:
+        raise DataError(f"twins: no production result of {chapter['chapter']} has a forced twin in {path}")
+    lines = ["| dtype | pairs | median of the absolute differences | largest difference |",
+             "|---|---:|---:|---|"]
+    for dt in [t for t in DTYPES if t in diffs]:
+        v = diffs[dt]
+        absd = sorted(abs(x[0]) for x in v)
+        mid = absd[len(absd) // 2] if len(absd) % 2 else (absd[len(absd) // 2 - 1] + absd[len(absd) // 2]) / 2
+        top = max(v, key=lambda x: abs(x[0]))
+        lines.append(f"| {dt} | {len(v)} | {mid:.1f}% | {top[0]:+.1f}% ({top[1]}, {top[3]} x {top[4]}, {top[2]}) |")
+    lines.append("")
+    lines.append(f"Each pair: `{chapter['chapter']}`'s `production` and the forced variant of the path its dispatch "
+                 f"chose there (warp or block_regs: the same kernel with the same launch), measured in the same "
+                 f"process by the same method; difference: the forced variant's GB/s over production's, minus 1. "
+                 f"Commit {str(chapter['context'].get('git_commit', '?'))[:7]}.")
+    return "\n".join(lines)
+
+
 def fmt_summary(chapters, rows=49152):
     """Markdown table for the README: each chapter's main operation, its best kernel at a few shapes."""
     head = ["chapter", "operation"] + [f"{d}, {c} cols" for d, c in SUMMARY_SHAPES]
@@ -624,6 +666,7 @@ VS_COPY_RE = re.compile(r"(?P<open><!-- vs_copy (?P<ch>\w+)(?: op=(?P<op>\w+))?(
 SECTORS_RE = re.compile(r"(<!-- sectors (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /sectors -->)", re.S)
 PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
+TWINS_RE = re.compile(r"(<!-- twins (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /twins -->)", re.S)
 PATHS_RE = re.compile(r"(<!-- paths (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /paths -->)", re.S)
 VALUE_RE = re.compile(r"(<!-- value (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)(?: (?P<gpu>[\w-]+))? -->)"
                       r"(.*?)(<!-- /value -->)", re.S)
@@ -683,6 +726,14 @@ def rewrite_markers(text, data, peers=None):
             raise DataError(f"paths marker names {path}: no such file (ch12_production_softmax --paths)")
         return f"{m.group(1)}\n{fmt_paths(path)}\n{m.group(5)}"
 
+    def twins(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        path = os.path.join(DATA_DIR, gpu, m["file"])
+        name = os.path.basename(m["file"]).split(".")[0]
+        if not os.path.exists(path) or name not in data.get(gpu, {}):
+            raise DataError(f"twins marker names {path}: needs it and {name}.json on {gpu}")
+        return f"{m.group(1)}\n{fmt_twins(data[gpu][name], path)}\n{m.group(5)}"
+
     def summary(m):
         gpu = m["gpu"] or REFERENCE_GPU
         if gpu not in data:
@@ -693,6 +744,7 @@ def rewrite_markers(text, data, peers=None):
     text = PEERS_RE.sub(peers_table, text)
     text = ACCURACY_RE.sub(accuracy, text)
     text = PATHS_RE.sub(paths, text)
+    text = TWINS_RE.sub(twins, text)
     text = VS_COPY_RE.sub(vs_copy, text)
     text = SECTORS_RE.sub(sectors, text)
     return PROFILE_RE.sub(profile, VALUE_RE.sub(val, RESULTS_RE.sub(results, text)))
