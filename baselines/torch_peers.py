@@ -12,7 +12,9 @@ Backward: torch._softmax_backward_data / torch._log_softmax_backward_data (what 
 three tensors moved. scale_mask_softmax: the eager expression softmax((x * 1.7).masked_fill(mask,
 -inf)), several kernels, timed as one call.
 
-Usage: torch_peers.py [--quick] --out FILE.json    (exit 77 when PyTorch or a GPU is missing)
+Usage: torch_peers.py [--quick] [--filter REGEX] --out FILE.json    (exit 77 when PyTorch or a GPU
+is missing). --filter runs only the benchmarks whose name REGEX matches (re.search), as Google
+Benchmark's --benchmark_filter does for the harness.
 """
 import argparse
 import json
@@ -55,7 +57,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--filter", default="", help="run only the benchmarks whose name this regex matches")
     args = ap.parse_args()
+    try:
+        selected = re.compile(args.filter)
+    except re.error as e:
+        print(f"--filter: not a regular expression: {e}", file=sys.stderr)
+        return 2
     try:
         import torch
         import torch.nn.functional as F
@@ -116,6 +124,8 @@ def main():
 
     def run(op, dt, rows, cols, make, bytes_moved):
         name = f"{op}/torch/{dt}/rows:{rows}/cols:{cols}"
+        if not selected.search(name):
+            return
         free, _ = torch.cuda.mem_get_info()
         if 1.5 * bytes_moved + 256e6 > free:
             print(f"note: skipping {name}: not enough GPU memory")

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""peer_rounds.py DIR: the rounds of peer_rounds.sh, per point: each side's median GB/s over the
+rounds, ours against the best peer's, and in how many rounds ours was at or above every peer of
+that round. A point is a benchmark name without its kernel (op/dtype/rows/cols)."""
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+GROUPS = {"ours12": ("cudnn", "torch12"), "ours11": ("torch11",)}
+
+
+def load(path):
+    with open(path) as f:
+        doc = json.load(f)
+    out = {}
+    for b in doc["benchmarks"]:
+        if "bytes_per_second" not in b:
+            continue
+        op, _kernel, rest = b["name"].split("/iterations")[0].split("/", 2)
+        out[f"{op}/{rest}"] = b["bytes_per_second"] / 1e9
+    return out, doc.get("context", {}).get("git_commit", "?")[:7]
+
+
+def rounds(directory, who):
+    by = {}
+    for f in glob.glob(os.path.join(directory, f"{who}_r*.json")):
+        by[int(re.search(r"_r(\d+)\.json$", f).group(1))] = load(f)[0]
+    return by
+
+
+def main(directory):
+    stamps = {load(f)[1] for f in glob.glob(os.path.join(directory, "*_r*.json"))}
+    print(f"Rounds in {directory} (commits {', '.join(sorted(stamps))}); GB/s medians over the rounds.\n")
+    print("| point | rounds | ours | best peer | ours vs best peer | rounds ours >= every peer |")
+    print("|---|---:|---:|---|---:|---:|")
+    for ours_name, peer_names in GROUPS.items():
+        ours = rounds(directory, ours_name)
+        peers = {p: rounds(directory, p) for p in peer_names}
+        common = sorted(set(ours).intersection(*[set(v) for v in peers.values()]))
+        if not common:
+            continue
+        for point in sorted(ours[common[0]]):
+            have = [r for r in common if point in ours[r] and any(point in peers[p][r] for p in peers)]
+            if not have:
+                continue
+            o = statistics.median(ours[r][point] for r in have)
+            meds = {p.rstrip("0123456789"): statistics.median(peers[p][r][point] for r in have if point in peers[p][r])
+                    for p in peers if any(point in peers[p][r] for r in have)}
+            top = max(meds, key=meds.get)
+            wins = sum(1 for r in have if all(ours[r][point] >= peers[p][r][point] for p in peers if point in peers[p][r]))
+            print(f"| {point} | {len(have)} | {o:.0f} | {top} {meds[top]:.0f} | {100 * (o / meds[top] - 1):+.1f}% | "
+                  f"{wins} of {len(have)} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
