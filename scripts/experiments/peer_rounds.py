@@ -13,8 +13,11 @@ GROUPS = {"ours12": ("cudnn", "torch12"), "ours11": ("torch11",)}
 
 
 def load(path):
-    with open(path) as f:
-        doc = json.load(f)
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, json.JSONDecodeError):  # a round cut short: its file is skipped
+        return {}, None
     out = {}
     for b in doc["benchmarks"]:
         if "bytes_per_second" not in b:
@@ -27,12 +30,14 @@ def load(path):
 def rounds(directory, who):
     by = {}
     for f in glob.glob(os.path.join(directory, f"{who}_r*.json")):
-        by[int(re.search(r"_r(\d+)\.json$", f).group(1))] = load(f)[0]
+        data = load(f)[0]
+        if data:
+            by[int(re.search(r"_r(\d+)\.json$", f).group(1))] = data
     return by
 
 
 def main(directory):
-    stamps = {load(f)[1] for f in glob.glob(os.path.join(directory, "*_r*.json"))}
+    stamps = {load(f)[1] for f in glob.glob(os.path.join(directory, "*_r*.json"))} - {None}
     print(f"Rounds in {directory} (commits {', '.join(sorted(stamps))}); GB/s medians over the rounds.\n")
     print("| point | rounds | ours | best peer | ours vs best peer | rounds ours >= every peer |")
     print("|---|---:|---:|---|---:|---:|")
