@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""peer_rounds.py DIR: the rounds of peer_rounds.sh, per point: each side's median GB/s over the
-rounds, ours against the best peer's, and in how many rounds ours was at or above every peer of
-that round. A point is a benchmark name without its kernel (op/dtype/rows/cols)."""
+"""peer_rounds.py DIR [OURS:PEER,PEER ...]: the rounds of peer_rounds.sh, per point: each side's
+median GB/s over the rounds, ours against the best peer's, and in how many rounds ours was at or
+above every peer of that round. A point is a benchmark name without its kernel
+(op/dtype/rows/cols). Files are <who>_r<round>.json; each OURS:PEERS argument names a group (by
+default peer_rounds.sh's two: ours12:cudnn,torch12 and ours11:torch11)."""
 import glob
 import json
 import os
@@ -36,12 +38,12 @@ def rounds(directory, who):
     return by
 
 
-def main(directory):
+def main(directory, groups):
     stamps = {load(f)[1] for f in glob.glob(os.path.join(directory, "*_r*.json"))} - {None}
     print(f"Rounds in {directory} (commits {', '.join(sorted(stamps))}); GB/s medians over the rounds.\n")
     print("| point | rounds | ours | best peer | ours vs best peer | rounds ours >= every peer |")
     print("|---|---:|---:|---|---:|---:|")
-    for ours_name, peer_names in GROUPS.items():
+    for ours_name, peer_names in groups.items():
         ours = rounds(directory, ours_name)
         peers = {p: rounds(directory, p) for p in peer_names}
         common = sorted(set(ours).intersection(*[set(v) for v in peers.values()]))
@@ -61,6 +63,7 @@ def main(directory):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2 or any(":" not in g for g in sys.argv[2:]):
         sys.exit(__doc__)
-    main(sys.argv[1])
+    groups = {g.split(":")[0]: tuple(g.split(":")[1].split(",")) for g in sys.argv[2:]} or GROUPS
+    main(sys.argv[1], groups)
