@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""The generated tables that judge the course against its peers, on synthetic data whose answers
+are known: test_plot_tables.py ROOT
+
+- fmt_peers marks a point at or above every peer with **>=**, one under with (below), and lists
+  each point under a peer with its gap and both sides' spreads (and no such line when none is);
+- fmt_twins compares `production` with the forced variant of the path the dispatch chose (warp
+  or block_regs only), and refuses data with no such pair.
+Exits 77 (CTest: skipped) without matplotlib (plot.py imports it), 1 on any failure.
+"""
+import json
+import os
+import sys
+import tempfile
+
+root = sys.argv[1]
+sys.path.insert(0, os.path.join(root, "scripts"))
+try:
+    import plot  # noqa: E402
+except ImportError as e:
+    print(f"SKIPPED: {e} (scripts/install-deps.sh installs matplotlib)")
+    sys.exit(77)
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"FAIL: {what}")
+
+
+def result(op, kernel, dtype, cols, gbps, spread, rows=49152):
+    return {"op": op, "kernel": kernel, "dtype": dtype, "rows": rows, "cols": cols, "gbps": gbps,
+            "pct_of_copy": 100 * gbps / 3000, "median_us": 1.0, "spread_pct": spread}
+
+
+def data(results, commit="abc1234"):
+    return {"context": {"git_commit": commit, "peer": "x"}, "results": results, "chapter": "ch12_test",
+            "copy_gbps": 3000.0}
+
+
+# fmt_peers: ours 1000 at 32 columns (peer 990: ours ahead), 2000 at 64 (peer 2020: 1% under).
+ours = data([result("softmax", "production", "f32", 32, 1000, 1.5), result("softmax", "production", "f32", 64, 2000, 2.5)])
+peer = data([result("softmax", "cudnn", "f32", 32, 990, 0.5), result("softmax", "cudnn", "f32", 64, 2020, 0.7)])
+table = plot.fmt_peers({"ch12_test": ours}, {"cudnn": peer}, "ch12_test", "softmax", 49152, "production")
+check("| 32 | 1000 **>=** | 990 |" in table, "fmt_peers: a point above its peer is marked **>=**")
+check("| 64 | 2000 (below) | 2020 |" in table, "fmt_peers: a point under its peer is marked (below)")
+check("f32 at 64: -1.0% against cudnn (spread 2.5% ours, 0.7% cudnn's)" in table,
+      "fmt_peers: the point under a peer is listed with its gap and both spreads")
+check("f32 at 32:" not in table, "fmt_peers: a point above its peer is not listed as under")
+level = data([result("softmax", "cudnn", "f32", 32, 1000, 0.5), result("softmax", "cudnn", "f32", 64, 1900, 0.7)])
+table = plot.fmt_peers({"ch12_test": ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
+check("Under a peer" not in table, "fmt_peers: no 'Under a peer' line when every point is at or above (a tie counts)")
+
+# fmt_twins: production against the forced path the dispatch chose.
+paths = {"paths": [{"op": "softmax", "dtype": "f32", "rows": 49152, "cols": 32, "path": "warp"},
+                   {"op": "softmax", "dtype": "f32", "rows": 49152, "cols": 64, "path": "block_regs"},
+                   {"op": "softmax", "dtype": "f32", "rows": 49152, "cols": 4096, "path": "smem"}]}
+ch = data([result("softmax", "production", "f32", 32, 1000, 1), result("softmax", "warp", "f32", 32, 1010, 1),
+           result("softmax", "production", "f32", 64, 2000, 1), result("softmax", "block_regs", "f32", 64, 1960, 1),
+           result("softmax", "warp", "f32", 64, 1000, 1),  # not the chosen path: no pair
+           result("softmax", "production", "f32", 4096, 3000, 1), result("softmax", "smem", "f32", 4096, 2000, 1),
+           result("log_softmax", "production", "f32", 32, 1000, 1), result("log_softmax", "warp", "f32", 32, 1000, 1)])
+with tempfile.TemporaryDirectory() as d:
+    p = os.path.join(d, "paths.json")
+    with open(p, "w") as f:
+        json.dump(paths, f)
+    table = plot.fmt_twins(ch, p)
+    # pairs: softmax 32 (+1.0%), softmax 64 (-2.0%), log_softmax 32 (follows softmax's path: 0.0%)
+    check("| f32 | 3 | 1.0% | -2.0% (softmax, 49152 x 64, block_regs) |" in table,
+          f"fmt_twins: three pairs, median |difference| 1.0%, largest -2.0% at the block_regs pair; got:\n{table}")
+    try:
+        plot.fmt_twins(data([result("softmax", "production", "f32", 4096, 3000, 1)]), p)
+        check(False, "fmt_twins: data with no twin pair is refused")
+    except plot.DataError:
+        pass
+
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
+print("all plot table checks passed")
