@@ -22,6 +22,9 @@ README.md and chapters/*/README.md, so that no number in the lessons is typed by
                                                              its kernel K (or best kernel) for OP
                                                              against each peer
   <!-- summary [GPU] -->...<!-- /summary -->                 each chapter's best at a few shapes (README)
+  <!-- rounds DIR OURS:PEER,PEER... [match=TEXT] -->...<!-- /rounds -->
+                                                             alternating rounds of ours and the peers
+                                                             (DIR under plots/data/<gpu>/: peer_rounds.sh)
   <!-- twins FILE [GPU] -->...<!-- /twins -->                 chapter 12's dispatch against the forced
                                                              variant of the path it chose (FILE: its
                                                              --paths JSON): the same kernel timed
@@ -42,6 +45,7 @@ import glob
 import json
 import os
 import re
+import statistics
 import sys
 
 import matplotlib
@@ -595,6 +599,65 @@ def fmt_paths(path):
     return "\n".join(lines)
 
 
+def load_round(path):
+    """One round's benchmark JSON: {op/dtype/rows/cols: GB/s} (the kernel left out), and its commit;
+    ({}, None) for a file a cut-short round left unreadable."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return {}, None
+    out = {}
+    for b in doc.get("benchmarks", []):
+        if "bytes_per_second" not in b:
+            continue
+        op, _kernel, rest = b["name"].split("/iterations")[0].split("/", 2)
+        out[f"{op}/{rest}"] = b["bytes_per_second"] / 1e9
+    commit = doc.get("context", {}).get("git_commit", "?")
+    return out, commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
+
+
+def fmt_rounds(directory, groups, match=""):
+    """Markdown table of alternating rounds (scripts/experiments/peer_rounds.sh: files
+    <who>_r<round>.json in `directory`): for each group {ours: (peer, ...)} and each point (a
+    benchmark name without its kernel) containing `match`, ours' median GB/s over the rounds
+    that have both sides, the best peer's median, and the rounds in which ours was at or above
+    every peer of that round."""
+    def rounds(who):
+        by = {}
+        for f in glob.glob(os.path.join(directory, f"{who}_r*.json")):
+            d = load_round(f)[0]
+            if d:
+                by[int(re.search(r"_r(\d+)\.json$", f).group(1))] = d
+        return by
+
+    stamps = {load_round(f)[1] for f in glob.glob(os.path.join(directory, "*_r*.json"))} - {None}
+    lines = ["| ours | point | rounds | GB/s | best peer | against the best peer | rounds at or above every peer |",
+             "|---|---|---:|---:|---|---:|---:|"]
+    for ours_name, peer_names in groups.items():
+        ours = rounds(ours_name)
+        peers = {p: rounds(p) for p in peer_names}
+        common = sorted(set(ours).intersection(*[set(v) for v in peers.values()]))
+        if not common:
+            raise DataError(f"rounds: no round of {directory} has {ours_name} and {', '.join(peer_names)}")
+        for point in sorted(ours[common[0]]):
+            have = [r for r in common if point in ours[r] and any(point in peers[p][r] for p in peers)]
+            if match not in point or not have:
+                continue
+            o = statistics.median(ours[r][point] for r in have)
+            meds = {p.rstrip("0123456789"): statistics.median(peers[p][r][point] for r in have if point in peers[p][r])
+                    for p in peers if any(point in peers[p][r] for r in have)}
+            top = max(meds, key=meds.get)
+            wins = sum(1 for r in have if all(ours[r][point] >= peers[p][r][point] for p in peers if point in peers[p][r]))
+            lines.append(f"| {ours_name} | {point} | {len(have)} | {o:.0f} | {top} {meds[top]:.0f} | {100 * (o / meds[top] - 1):+.1f}% | "
+                         f"{wins} of {len(have)} |")
+    lines.append("")
+    lines.append(f"GB/s, medians over alternating rounds, each side a separate process by the same method "
+                 f"(`scripts/experiments/peer_rounds.sh`); data: `{os.path.relpath(directory, ROOT)}`, commits "
+                 f"{', '.join(sorted(stamps))}.")
+    return "\n".join(lines)
+
+
 TWIN_PATHS = ("warp", "block_regs")
 
 
@@ -666,6 +729,8 @@ VS_COPY_RE = re.compile(r"(?P<open><!-- vs_copy (?P<ch>\w+)(?: op=(?P<op>\w+))?(
 SECTORS_RE = re.compile(r"(<!-- sectors (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /sectors -->)", re.S)
 PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
+ROUNDS_RE = re.compile(r"(<!-- rounds (?P<dir>[\w/.]+)(?P<groups>(?: [\w]+:[\w,]+)+)(?: match=(?P<match>\S+))? -->)"
+                       r"(.*?)(<!-- /rounds -->)", re.S)
 TWINS_RE = re.compile(r"(<!-- twins (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /twins -->)", re.S)
 PATHS_RE = re.compile(r"(<!-- paths (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /paths -->)", re.S)
 VALUE_RE = re.compile(r"(<!-- value (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)(?: (?P<gpu>[\w-]+))? -->)"
@@ -734,6 +799,13 @@ def rewrite_markers(text, data, peers=None):
             raise DataError(f"twins marker names {path}: needs it and {name}.json on {gpu}")
         return f"{m.group(1)}\n{fmt_twins(data[gpu][name], path)}\n{m.group(5)}"
 
+    def rounds(m):
+        directory = os.path.join(DATA_DIR, REFERENCE_GPU, m["dir"])
+        if not os.path.isdir(directory):
+            raise DataError(f"rounds marker names {directory}: no such folder")
+        groups = {g.split(":")[0]: tuple(g.split(":")[1].split(",")) for g in m["groups"].split()}
+        return f"{m.group(1)}\n{fmt_rounds(directory, groups, m['match'] or '')}\n{m.group(6)}"
+
     def summary(m):
         gpu = m["gpu"] or REFERENCE_GPU
         if gpu not in data:
@@ -745,6 +817,7 @@ def rewrite_markers(text, data, peers=None):
     text = ACCURACY_RE.sub(accuracy, text)
     text = PATHS_RE.sub(paths, text)
     text = TWINS_RE.sub(twins, text)
+    text = ROUNDS_RE.sub(rounds, text)
     text = VS_COPY_RE.sub(vs_copy, text)
     text = SECTORS_RE.sub(sectors, text)
     return PROFILE_RE.sub(profile, VALUE_RE.sub(val, RESULTS_RE.sub(results, text)))

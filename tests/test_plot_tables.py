@@ -5,7 +5,9 @@ are known: test_plot_tables.py ROOT
 - fmt_peers marks a point at or above every peer with **>=**, one under with (below), and lists
   each point under a peer with its gap and both sides' spreads (and no such line when none is);
 - fmt_twins compares `production` with the forced variant of the path the dispatch chose (warp
-  or block_regs only), and refuses data with no such pair.
+  or block_regs only), and refuses data with no such pair;
+- fmt_rounds takes medians over the rounds that have both sides and counts the rounds ours was
+  at or above every peer, skipping a round's file left unreadable.
 Exits 77 (CTest: skipped) without matplotlib (plot.py imports it), 1 on any failure.
 """
 import json
@@ -73,6 +75,30 @@ with tempfile.TemporaryDirectory() as d:
     try:
         plot.fmt_twins(data([result("softmax", "production", "f32", 4096, 3000, 1)]), p)
         check(False, "fmt_twins: data with no twin pair is refused")
+    except plot.DataError:
+        pass
+
+# fmt_rounds: three rounds; ours 95 (a tie), 90, 120 against a peer at 95 (round 3's peer file cut
+# short, so round 3 does not count).
+with tempfile.TemporaryDirectory() as d:
+    def bench(who, r, kernel, gbps):
+        with open(os.path.join(d, f"{who}_r{r}.json"), "w") as f:
+            json.dump({"context": {"git_commit": "abc1234def"}, "benchmarks": [
+                {"name": f"softmax/{kernel}/f32/rows:49152/cols:256/iterations:25", "bytes_per_second": gbps * 1e9}]}, f)
+    for r, g in ((1, 95), (2, 90), (3, 120)):
+        bench("ours", r, "production", g)
+    bench("peer", 1, "cudnn", 95)
+    bench("peer", 2, "cudnn", 95)
+    with open(os.path.join(d, "peer_r3.json"), "w") as f:
+        f.write("{")
+    table = plot.fmt_rounds(d, {"ours": ("peer",)})
+    check("| ours | softmax/f32/rows:49152/cols:256 | 2 | 92 | peer 95 | -2.6% | 1 of 2 |" in table,
+          f"fmt_rounds: two usable rounds, median 92.5 against 95, at or above in one (the tie); got:\n{table}")
+    check("| ours | softmax" not in plot.fmt_rounds(d, {"ours": ("peer",)}, "cols:512"),
+          "fmt_rounds: match keeps only the points containing it")
+    try:
+        plot.fmt_rounds(d, {"ours": ("nobody",)})
+        check(False, "fmt_rounds: a group with no common round is refused")
     except plot.DataError:
         pass
 
