@@ -430,18 +430,23 @@ Path forward_path(int64_t rows, int64_t cols, int64_t warp_max_cols, bool block_
 }
 /// [dispatch]
 
-/// [two_packs]
-/// Whether the forward's warp path gives a row of `cols` columns two packs per lane, in groups
-/// half as wide: fp32 rows of 33-128 columns (64 columns: 8 lanes of 8 columns instead of 16 lanes
-/// of 4). Other rows take chapter 03's shapes, one pack per lane up to 32 x kPack columns. On the
-/// H100 at 49152 rows the fp32 forward gained 3.7-3.9% at 64 columns and 2.5% at 128 with it
-/// (experiments/short_rows); at 32 columns (4 lanes of 8) it lost 9%, on 16-bit rows it was mixed
-/// (-3% to +2%), and the backward, which holds two tensors per lane, lost up to 5%.
+/// [warp_packs]
+/// The packs per lane the forward's warp path gives a row of `cols` columns in packs of four
+/// (fp32), in groups narrower to match (chapter 03's shapes take one pack per lane up to 32 x
+/// kPack columns):
+///  - 33-128 columns: two packs (64 columns: 8 lanes of 8 columns instead of 16 lanes of 4);
+///  - 129-256 columns: four packs (256 columns: 16 lanes of 16 instead of 32 lanes of 8).
+/// On the H100 at 49152 rows two packs gained 3.7-3.9% at 64 columns and 2.5% at 128
+/// (experiments/short_rows), four packs 0.9-1.3% at 256 over 21 alternating rounds
+/// (experiments/fp32_256). At 32 columns (4 lanes of 8) two packs lost 9%, on 16-bit rows they
+/// were mixed (-3% to +2%), and the backward, which holds two tensors per lane, lost up to 5% with
+/// two and gained nothing with four. Every other row: one pack per lane (returns 1).
 template <int kPack>
-bool two_packs(int64_t cols) {
-  return kPack == 4 && cols > 8 * kPack && cols <= 32 * kPack;
+int warp_min_packs(int64_t cols) {
+  if (kPack != 4 || cols <= 8 * kPack || cols > 64 * kPack) return 1;
+  return cols <= 32 * kPack ? 2 : 4;
 }
-/// [two_packs]
+/// [warp_packs]
 
 /// The forward on `path` (or the dispatch's choice), with packs of kMax or 1 elements and up to
 /// kColsPerLane columns per lane on the warp path. kBlockRegs: the block-registers path is
@@ -462,7 +467,9 @@ void forward(Path path, int pack, const Load& load, const Store& store, int64_t 
         throw course::UsageError("the block-registers path serves the plain softmax and log-softmax only");
       case Path::warp:
         if constexpr (kPack == 4) {
-          if (two_packs<kPack>(cols)) return launch_warp<2, kPack, kColsPerLane>(load, store, rows, cols, log, stream);
+          const int packs = warp_min_packs<kPack>(cols);
+          if (packs == 2) return launch_warp<2, kPack, kColsPerLane>(load, store, rows, cols, log, stream);
+          if (packs == 4) return launch_warp<4, kPack, kColsPerLane>(load, store, rows, cols, log, stream);
         }
         return launch_warp<1, kPack, kColsPerLane>(load, store, rows, cols, log, stream);
       case Path::cluster:
@@ -813,8 +820,11 @@ int64_t warp_two_rows_min(int64_t cols, bool backward) {
     constexpr int kRows = course::rows_per_group<kPack, decltype(cpt)::value, 2>();
     if (kRows > 1) first = 2 * course::ceil_div(detail::half_wave_threads(), decltype(width)::value) - 1;
   };
-  if (!backward && detail::two_packs<kPack>(cols))
+  const int packs = backward ? 1 : detail::warp_min_packs<kPack>(cols);
+  if (packs == 2)
     course::dispatch_warp_shape_min<kPack, 2, kWarpColsPerLane<T>>(cols, line);
+  else if (packs == 4)
+    course::dispatch_warp_shape_min<kPack, 4, kWarpColsPerLane<T>>(cols, line);
   else
     course::dispatch_warp_shape_min<kPack, 1, kWarpColsPerLane<T>>(cols, line);
   return first;

@@ -78,13 +78,14 @@ std::vector<std::pair<int64_t, int64_t>> shapes_at_boundaries(int64_t smem_max, 
 
 // The warp path's half-wave line (two rows per group from warp_two_rows_min rows), forward and
 // backward, each checked at -1 and 0 on the production dispatch (the warp path forced runs the
-// same launcher). At 32 and 64 columns: the shapes where the line falls near the sweep's rows
-// (the other widths' lines come from the same arithmetic; at 1-2 million elements a case, all
-// of them would add minutes to the full suite).
+// same launcher). At 32 and 64 columns: the shapes where the line falls near the sweep's rows;
+// at 256: the fp32 forward's four packs per lane (warp_min_packs; groups of 16 lanes). The other
+// widths' lines come from the same arithmetic; at 1-4 million elements a case, all of them would
+// add minutes to the full suite.
 template <typename T>
 std::vector<std::pair<int64_t, int64_t>> half_wave_boundary() {
   std::vector<std::pair<int64_t, int64_t>> v;
-  for (int64_t c : {32, 64})
+  for (int64_t c : {32, 64, 256})
     for (bool backward : {false, true})
       if (const int64_t r = ch12::warp_two_rows_min<T>(c, backward); r > 1) {
         v.push_back({r - 1, c});
