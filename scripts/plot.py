@@ -359,6 +359,7 @@ def load_profile(path):
     with open(path) as f:
         text = f.read()
     shape = re.search(r"^# shape: rows=(\d+) cols=(\d+)", text, re.M)
+    how = re.search(r"^# how: (.+)$", text, re.M)  # how ncu ran, where not by scripts/profile.sh
     elements = int(shape[1]) * int(shape[2]) if shape else None
     rows = list(csv.reader([l for l in text.splitlines() if l.startswith('"')]))
     if len(rows) < 3:
@@ -407,7 +408,7 @@ def load_profile(path):
             "l2_rd_sec": num(r, "lts__t_sectors_srcunit_tex_op_read.sum"),
             "l2_wr_sec": num(r, "lts__t_sectors_srcunit_tex_op_write.sum"),
         })
-    return out, shape
+    return out, shape, how[1].strip() if how else None
 
 
 def ncu_table(columns, rows, shape, how, note, rel_path):
@@ -422,7 +423,8 @@ def ncu_table(columns, rows, shape, how, note, rel_path):
 
 
 def fmt_profile(prof, chapter):
-    kernels, shape = prof
+    kernels, shape, how = prof
+    count = lambda v: "-" if v != v else f"{v:.0f}"  # a metric the profile did not collect
     columns = ["blocks x threads", "time (us)", "DRAM read (MB)", "DRAM write (MB)", "DRAM throughput (% of peak)",
                "achieved occupancy (%)", "registers / thread", "local loads (B)", "thread instructions / element",
                "global load+store instructions x 32 / element", "shared bank conflicts"]
@@ -431,8 +433,8 @@ def fmt_profile(prof, chapter):
         launch = f"{k['grid']:.0f} x {k['block']:.0f}" if k["grid"] == k["grid"] and k["block"] == k["block"] else "?"
         rows.append([f"`{k['kernel']}`", launch, f"{k['us']:.1f}", f"{k['read_mb']:.1f}", f"{k['write_mb']:.1f}",
                      f"{k['dram_pct']:.1f}", f"{k['occupancy']:.1f}", f"{k['regs']:.0f}", f"{k['local_b']:.0f}",
-                     f"{k['inst_per_elem']:.1f}", f"{k['ldst_per_elem']:.2f}", f"{k['conflicts']:.0f}"])
-    return ncu_table(columns, rows, shape, "`scripts/profile.sh`, clocks not locked",
+                     f"{k['inst_per_elem']:.1f}", f"{k['ldst_per_elem']:.2f}", count(k['conflicts'])])
+    return ncu_table(columns, rows, shape, how or "`scripts/profile.sh`, clocks not locked",
                      "; instructions are per warp, so x 32 per element compares with one thread per element.", chapter)
 
 
@@ -440,7 +442,7 @@ def fmt_sectors(prof, rel_path):
     """Markdown table of the memory pipeline of each kernel of a profile with the sector metrics:
     how many 32-byte sectors each global load and store instruction touches at L1, and what L1
     passes on to L2 and L2 to DRAM."""
-    kernels, shape = prof
+    kernels, shape, _ = prof
     need = ("ld_req", "ld_sec", "st_req", "st_sec", "l2_rd_sec", "l2_wr_sec")
     if any(k[m] != k[m] for k in kernels for m in need):
         raise DataError(f"{rel_path}: the sectors table needs the l1tex__t_requests/sectors and lts__t_sectors metrics")
@@ -652,8 +654,9 @@ def fmt_rounds(directory, groups, match=""):
             lines.append(f"| {ours_name} | {point} | {len(have)} | {o:.0f} | {top} {meds[top]:.0f} | {100 * (o / meds[top] - 1):+.1f}% | "
                          f"{wins} of {len(have)} |")
     lines.append("")
-    lines.append(f"GB/s, medians over alternating rounds, each side a separate process by the same method "
-                 f"(`scripts/experiments/peer_rounds.sh`); data: `{os.path.relpath(directory, ROOT)}`, commits "
+    lines.append(f"GB/s, medians over rounds, each side a separate process timed by the course's method, in "
+                 f"an order rotated each round (as `scripts/experiments/peer_rounds.sh` runs them; the data's "
+                 f"notes say how); data: `{os.path.relpath(directory, ROOT)}`, commits "
                  f"{', '.join(sorted(stamps))}.")
     return "\n".join(lines)
 

@@ -1,0 +1,10 @@
+import sys, torch
+rows, cols = int(sys.argv[1]), int(sys.argv[2])
+g = torch.Generator(device="cuda").manual_seed(1)
+x = torch.randn(rows, cols, device="cuda", generator=g)
+dy = torch.randn(rows, cols, device="cuda", generator=g)
+y = torch.softmax(x, dim=-1)
+ly = torch.log_softmax(x, dim=-1)
+torch._softmax_backward_data(dy, y, -1, torch.float32)
+torch._log_softmax_backward_data(dy, ly, -1, torch.float32)
+torch.cuda.synchronize()
