@@ -7,7 +7,9 @@ are known: test_plot_tables.py ROOT
 - fmt_twins compares `production` with the forced variant of the path the dispatch chose (warp
   or block_regs only), and refuses data with no such pair;
 - fmt_rounds takes medians over the rounds that have both sides and counts the rounds ours was
-  at or above every peer, skipping a round's file left unreadable.
+  at or above every peer, skipping a round's file left unreadable;
+- fmt_profile takes its caption from a profile's "# how" line where it has one, and shows a
+  metric the profile did not collect as "-".
 Exits 77 (CTest: skipped) without matplotlib (plot.py imports it), 1 on any failure.
 """
 import json
@@ -101,6 +103,26 @@ with tempfile.TemporaryDirectory() as d:
         check(False, "fmt_rounds: a group with no common round is refused")
     except plot.DataError:
         pass
+
+# fmt_profile: a profile's own "# how" line replaces the caption's default, and a metric the
+# profile did not collect (here the bank conflicts) shows as "-", not as nan or 0.
+with tempfile.TemporaryDirectory() as d:
+    head = ["ID", "Kernel Name", "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+            "launch__grid_size", "launch__block_size", "smsp__inst_executed.sum"]
+    def profile(how):
+        path = os.path.join(d, "p.ncu.csv")
+        with open(path, "w") as f:
+            f.write("# shape: rows=4 cols=8\n" + (f"# how: {how}\n" if how else ""))
+            f.write(",".join(f'"{h}"' for h in head) + "\n" + ",".join('""' for _ in head) + "\n")
+            f.write('"0","void k<float>(float *)","1,000","2,000,000","1,000,000","12","128","64"\n')
+        return plot.fmt_profile(plot.load_profile(path), "x")
+    table = profile("ncu on a peer, clocks not locked")
+    check("Nsight Compute (ncu on a peer, clocks not locked), 4 x 8" in table,
+          f"fmt_profile: the file's how line names how it ran; got:\n{table}")
+    check("| `k<f32>` | 12 x 128 | 1.0 | 2.0 | 1.0 |" in table and table.splitlines()[2].endswith("| - |"),
+          f"fmt_profile: kernel row, with '-' for the conflicts not collected; got:\n{table}")
+    check("Nsight Compute (`scripts/profile.sh`, clocks not locked)" in profile(None),
+          "fmt_profile: without a how line the caption names scripts/profile.sh")
 
 if failures:
     print(f"{len(failures)} check(s) failed")
