@@ -222,6 +222,7 @@ def main():
     ctx = {"chapter": "peer_torch", "peer": f"PyTorch {torch.__version__} eager",
            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "gpu_name": props.name, "gpu_slug": slug(props.name),
+           "gpu_uuid": f"GPU-{props.uuid}" if getattr(props, "uuid", None) else "",
            "compute_capability": f"{props.major}.{props.minor}", "sm_count": str(props.multi_processor_count),
            "l2_bytes": str(l2), "memory_bytes": str(props.total_memory),
            "cuda_runtime_version": torch.version.cuda or "", "cudnn_version": str(torch.backends.cudnn.version()),

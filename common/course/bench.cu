@@ -261,6 +261,7 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   benchmark::AddCustomContext("chapter", ch.id());
   benchmark::AddCustomContext("gpu_name", dev.name);
   benchmark::AddCustomContext("gpu_slug", dev.slug);
+  benchmark::AddCustomContext("gpu_uuid", dev.uuid);
   benchmark::AddCustomContext("compute_capability", std::to_string(dev.cc_major) + "." + std::to_string(dev.cc_minor));
   benchmark::AddCustomContext("sm_count", std::to_string(dev.sm_count));
   benchmark::AddCustomContext("l2_bytes", std::to_string(dev.l2_bytes));

@@ -57,6 +57,7 @@ struct DeviceInfo {
   int device = 0;
   std::string name;  ///< "NVIDIA H100 80GB HBM3"
   std::string slug;  ///< "h100-80gb-hbm3": the folder under plots/data/
+  std::string uuid;  ///< "GPU-8a7c...": which board, as nvidia-smi names it (runs on one GPU model differ)
   int sm_count = 0;
   int cc_major = 0, cc_minor = 0;
   int64_t l2_bytes = 0;

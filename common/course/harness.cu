@@ -104,9 +104,9 @@ int Chapter::run(int argc, char** argv) {
     switch (opt.mode) {
       case Mode::device_info:
         std::printf(
-            "name: %s\nslug: %s\ncompute_capability: %d.%d\nsm_count: %d\nl2_bytes: %lld\n"
+            "name: %s\nslug: %s\nuuid: %s\ncompute_capability: %d.%d\nsm_count: %d\nl2_bytes: %lld\n"
             "memory_bytes: %lld\nsmem_per_block_optin: %d\n",
-            dev.name.c_str(), dev.slug.c_str(), dev.cc_major, dev.cc_minor, dev.sm_count, (long long)dev.l2_bytes,
+            dev.name.c_str(), dev.slug.c_str(), dev.uuid.c_str(), dev.cc_major, dev.cc_minor, dev.sm_count, (long long)dev.l2_bytes,
             (long long)dev.total_mem, dev.smem_per_block_optin);
         return 0;
       case Mode::verify:
