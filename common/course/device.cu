@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -141,13 +140,7 @@ bool probe_device(DeviceInfo* info, std::string* why) {
   CUDA_CHECK(cudaGetDeviceProperties(&p, d.device));
   d.name = p.name;
   d.slug = gpu_slug(d.name);
-  d.uuid = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    char hex[3];
-    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned>(static_cast<unsigned char>(p.uuid.bytes[i])));
-    d.uuid += hex;
-    if (i == 3 || i == 5 || i == 7 || i == 9) d.uuid += '-';
-  }
+  d.uuid = gpu_uuid_text(reinterpret_cast<const unsigned char*>(p.uuid.bytes));
   d.sm_count = p.multiProcessorCount;
   d.cc_major = p.major;
   d.cc_minor = p.minor;

@@ -73,6 +73,9 @@ bool probe_device(DeviceInfo* info, std::string* why);
 /// "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3"; "NVIDIA GeForce RTX 4090" -> "rtx-4090".
 std::string gpu_slug(const std::string& name);
 
+/// A device UUID's 16 bytes as nvidia-smi writes them: "GPU-" and 8-4-4-4-12 lowercase hex digits.
+std::string gpu_uuid_text(const unsigned char bytes[16]);
+
 /// Multiprocessors of the current device (cached per device): launchers size grids with it.
 int sm_count();
 

@@ -1,4 +1,5 @@
 #include <cctype>
+#include <cstdio>
 #include <string>
 
 #include "course/device.h"
@@ -21,6 +22,17 @@ std::string gpu_slug(const std::string& name) {
   }
   while (!slug.empty() && slug.back() == '-') slug.pop_back();
   return slug.empty() ? "unknown-gpu" : slug;
+}
+
+std::string gpu_uuid_text(const unsigned char bytes[16]) {
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    char hex[3];
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned>(bytes[i]));
+    text += hex;
+    if (i == 3 || i == 5 || i == 7 || i == 9) text += '-';
+  }
+  return text;
 }
 
 }  // namespace course

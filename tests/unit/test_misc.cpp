@@ -90,6 +90,14 @@ TEST(Slug, GpuNamesBecomeFolderNames) {
   EXPECT_EQ(course::gpu_slug("  "), "unknown-gpu");
 }
 
+TEST(Slug, UuidAsNvidiaSmiWritesIt) {
+  const unsigned char b[16] = {0x3d, 0x4e, 0xe7, 0xa9, 0xee, 0xb0, 0xad, 0x9a,
+                               0xee, 0xf8, 0xb8, 0x85, 0x25, 0x4a, 0xac, 0xd0};
+  EXPECT_EQ(course::gpu_uuid_text(b), "GPU-3d4ee7a9-eeb0-ad9a-eef8-b885254aacd0");
+  const unsigned char zero[16] = {};
+  EXPECT_EQ(course::gpu_uuid_text(zero), "GPU-00000000-0000-0000-0000-000000000000");
+}
+
 TEST(Ops, TensorsOfEachOperation) {
   using course::Extent;
   using course::Op;
