@@ -438,9 +438,10 @@ Path forward_path(int64_t rows, int64_t cols, int64_t warp_max_cols, bool block_
 ///  - 129-256 columns: four packs (256 columns: 16 lanes of 16 instead of 32 lanes of 8).
 /// On the H100 at 49152 rows two packs gained 3.7-3.9% at 64 columns and 2.5% at 128
 /// (experiments/short_rows), four packs 0.9-1.2% at 256 over 21 alternating rounds on one machine
-/// and 1.5-2% on another (experiments/fp32_256, and its four_packs/context). At 32 columns (4 lanes of 8) two packs lost 9%, on 16-bit rows they
-/// were mixed (-3% to +2%), and the backward, which holds two tensors per lane, lost up to 5% with
-/// two and gained nothing with four. Every other row: one pack per lane (returns 1).
+/// and 1.5-2% on another (experiments/fp32_256, and its four_packs/context). At 32 columns (4
+/// lanes of 8) two packs lost 9%, on 16-bit rows they were mixed (-3% to +2%), and the backward,
+/// which holds two tensors per lane, lost up to 5% with two and gained nothing with four. Every
+/// other row: one pack per lane (returns 1).
 template <int kPack>
 int warp_min_packs(int64_t cols) {
   if (kPack != 4 || cols <= 8 * kPack || cols > 64 * kPack) return 1;
