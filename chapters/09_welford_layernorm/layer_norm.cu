@@ -49,14 +49,15 @@ constexpr int64_t kWarpUpTo = sizeof(T) == 4 ? 512 : kWarpMaxCols<T>;
 template <typename T>
 constexpr int kBlockLoads = sizeof(T) == 4 ? 4 : 2;
 
-/// The output of one pack: (v - mean) * rstd * gamma + beta, gamma and beta read in the same pack.
+/// The output of one pack: (v - mean) * rstd * gamma + beta, from packs of gamma and beta already
+/// loaded.
 template <typename T, int kPack>
-__device__ __forceinline__ void normalize_pack(const float* v, const T* gamma, const T* beta, float mu, float rs,
-                                               T* out) {
+__device__ __forceinline__ void normalize_pack(const float* v, const Pack<T, kPack>& gamma, const Pack<T, kPack>& beta,
+                                               float mu, float rs, T* out) {
   using Convert = course::ScalarConvert<T>;
   float g[kPack], b[kPack], o[kPack];
-  Convert::to_floats(course::load_pack<T, kPack>(gamma), g);
-  Convert::to_floats(course::load_pack<T, kPack>(beta), b);
+  Convert::to_floats(gamma, g);
+  Convert::to_floats(beta, b);
 #pragma unroll
   for (int j = 0; j < kPack; ++j) o[j] = (v[j] - mu) * rs * g[j] + b[j];
   Pack<T, kPack> pk;
@@ -64,10 +65,30 @@ __device__ __forceinline__ void normalize_pack(const float* v, const T* gamma, c
   course::store_pack<T, kPack>(out, pk);
 }
 
+/// The same, loading the packs of gamma and beta at the columns of `out`.
+template <typename T, int kPack>
+__device__ __forceinline__ void normalize_pack(const float* v, const T* gamma, const T* beta, float mu, float rs,
+                                               T* out) {
+  normalize_pack<T, kPack>(v, course::load_pack<T, kPack>(gamma), course::load_pack<T, kPack>(beta), mu, rs, out);
+}
+
+/// [affine_early]
+// The warp kernel loads its lanes' packs of gamma and beta before the group merge, where groups
+// are 8 lanes or wider. Loaded in the write pass, their round trip to L1 or L2 came after the
+// merge's chain of shuffles; loaded before it, the two overlap. Measured on the H100 (nine
+// alternating rounds, plots/data/h100-80gb-hbm3/experiments/ch09_affine_early): +2-8% at 64-512
+// fp32 columns and 128-512 16-bit ones, +0.5-2.5% at 16-bit 1024-3072. In narrower groups
+// (fp32 rows of 32 columns, 16-bit of 32 and 64) the merge is one or two rounds, there is little
+// to overlap, and the registers cost 1-6%: they load in the write pass.
+template <int kWidth>
+constexpr bool kAffineEarly = kWidth >= 8;
+/// [affine_early]
+
 /// [warp_kernel]
 // A group of kWidth lanes per row (kRows rows at a time), each lane holding kColsPerThread
 // columns in registers, as loaded (the storage type): every load issued first, then Welford per
-// lane, a group merge, and normalize from registers. x is read once and y written once.
+// lane, the lane's packs of gamma and beta (kAffineEarly), a group merge, and normalize from
+// registers. x is read once and y written once.
 template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows>
 __global__ void __launch_bounds__(kWarpBlock)
     layer_norm_warp_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
@@ -98,6 +119,15 @@ __global__ void __launch_bounds__(kWarpBlock)
           Convert::to_floats(held[r][p], v);
           w[r] = course::welford_merge(w[r], course::welford_of<kPack>(v));
         }
+    Pack<T, kPack> g[kAffineEarly<kWidth> ? kPacks : 1], b[kAffineEarly<kWidth> ? kPacks : 1];
+    if constexpr (kAffineEarly<kWidth>) {
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p)
+        if (col_of(p) < cols) {
+          g[p] = course::load_pack<T, kPack>(gamma + col_of(p));
+          b[p] = course::load_pack<T, kPack>(beta + col_of(p));
+        }
+    }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) w[r] = course::group_welford<kWidth>(w[r], mask);
 #pragma unroll
@@ -116,7 +146,10 @@ __global__ void __launch_bounds__(kWarpBlock)
         if (col >= cols) continue;
         float v[kPack];
         Convert::to_floats(held[r][p], v);
-        normalize_pack<T, kPack>(v, gamma + col, beta + col, mu, rs, y + row * cols + col);
+        if constexpr (kAffineEarly<kWidth>)
+          normalize_pack<T, kPack>(v, g[p], b[p], mu, rs, y + row * cols + col);
+        else
+          normalize_pack<T, kPack>(v, gamma + col, beta + col, mu, rs, y + row * cols + col);
       }
     }
   }
