@@ -76,10 +76,10 @@ __device__ __forceinline__ void normalize_pack(const float* v, const T* gamma, c
 // The warp kernel loads its lanes' packs of gamma and beta before the group merge, where groups
 // are 8 lanes or wider. Loaded in the write pass, their round trip to L1 or L2 came after the
 // merge's chain of shuffles; loaded before it, the two overlap. Measured on the H100 (nine
-// alternating rounds, plots/data/h100-80gb-hbm3/experiments/ch09_affine_early): +2-8% at 64-512
+// alternating rounds, plots/data/h100-80gb-hbm3/experiments/ch09_affine_early): +2-9% at 64-512
 // fp32 columns and 128-512 16-bit ones, +0.5-2.5% at 16-bit 1024-3072. In narrower groups
 // (fp32 rows of 32 columns, 16-bit of 32 and 64) the merge is one or two rounds, there is little
-// to overlap, and the registers cost 1-6%: they load in the write pass.
+// to overlap, and the registers cost up to 5%: they load in the write pass.
 template <int kWidth>
 constexpr bool kAffineEarly = kWidth >= 8;
 /// [affine_early]
