@@ -18,6 +18,10 @@ README.md and chapters/*/README.md, so that no number in the lessons is typed by
   <!-- sectors FILE [GPU] -->...<!-- /sectors -->            the memory pipeline (sectors per request,
                                                              L1 to L2, DRAM) of a profile that has
                                                              the l1tex/lts sector metrics
+  <!-- balance FILE [GPU] -->...<!-- /balance -->            how evenly each launch of a profile kept
+                                                             the SMs busy (sm__cycles_active min,
+                                                             avg, max; its '# launches:' line
+                                                             names the runs)
   <!-- peers CHAPTER OP ROWS [kernel=K] [GPU] -->...<!-- /peers -->
                                                              its kernel K (or best kernel) for OP
                                                              against each peer
@@ -331,8 +335,10 @@ def short_kernel_name(full):
         if m:
             loop = ", loop" if m[3] in ("true", "1") else ""
             return f"elementwise_kernel<pack {m[1]}, unroll {m[2]}{loop}> {m[4]}<{TYPE_NAMES.get(m[5], m[5])}>"
-    if head.startswith("ch12::"):  # chapter 12: <cache, Load<T>, Store<T>, pack, block...>: name the storage
-        head = head[len("ch12::"):]
+    # chapter 12: <cache, Load<T>, Store<T>, pack, block...>: name the storage. Nsight Compute
+    # names the kernel with its namespace or, on some runs, without it.
+    if head.startswith("ch12::") or re.match(r"softmax_\w+<(\w+, )?\w+Load<", base):
+        head = head[len("ch12::"):] if head.startswith("ch12::") else head
         loads = re.findall(r"(\w+Load)<(\w+)>", base)
         nums = re.findall(r"(?<=[<,] )(\d+)|(?<=<)(\d+)", base.split(">", 1)[-1])
         cache = base.split("<", 1)[1].split(",")[0].strip() if head.startswith("softmax_smem") else None
@@ -360,6 +366,9 @@ def load_profile(path):
         text = f.read()
     shape = re.search(r"^# shape: rows=(\d+) cols=(\d+)", text, re.M)
     how = re.search(r"^# how: (.+)$", text, re.M)  # how ncu ran, where not by scripts/profile.sh
+    # what each profiled run was, in order, where one kernel was run several ways (the balance marker)
+    labels = re.search(r"^# launches: (.+)$", text, re.M)
+    labels = [x.strip() for x in labels[1].split(";")] if labels else []
     elements = int(shape[1]) * int(shape[2]) if shape else None
     rows = list(csv.reader([l for l in text.splitlines() if l.startswith('"')]))
     if len(rows) < 3:
@@ -383,6 +392,7 @@ def load_profile(path):
         seen.add((run, full))
         out.append({
             "kernel": short_kernel_name(full),
+            "label": labels[len(out)] if len(out) < len(labels) else None,
             "us": num(r, "gpu__time_duration.sum") / 1e3,
             "read_mb": num(r, "dram__bytes_read.sum") / 1e6,
             "write_mb": num(r, "dram__bytes_write.sum") / 1e6,
@@ -407,6 +417,10 @@ def load_profile(path):
             "st_sec": num(r, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
             "l2_rd_sec": num(r, "lts__t_sectors_srcunit_tex_op_read.sum"),
             "l2_wr_sec": num(r, "lts__t_sectors_srcunit_tex_op_write.sum"),
+            # How evenly the SMs were kept busy, where a profile has it (the balance marker).
+            "cyc_min": num(r, "sm__cycles_active.min"),
+            "cyc_avg": num(r, "sm__cycles_active.avg"),
+            "cyc_max": num(r, "sm__cycles_active.max"),
         })
     return out, shape, how[1].strip() if how else None
 
@@ -454,6 +468,25 @@ def fmt_sectors(prof, rel_path):
              f"{k['l2_wr_sec'] / 1e6:.2f}", f"{k['read_mb']:.1f}", f"{k['write_mb']:.1f}"] for k in kernels]
     return ncu_table(columns, rows, shape, "clocks not locked, its own cache control: L2 clean before each launch",
                      ". A warp's 16-byte accesses to 512 contiguous bytes touch 16 sectors.", rel_path)
+
+
+def fmt_balance(prof, rel_path):
+    """Markdown table of how evenly each profiled launch kept the SMs busy: the cycles the least
+    and the most busy SM were active, beside the launch, registers, occupancy and time. For one
+    kernel run several ways: the file's `# launches:` line names each run."""
+    kernels, shape, how = prof
+    need = ("cyc_min", "cyc_avg", "cyc_max")
+    if any(k[m] != k[m] for k in kernels for m in need) or any(not k["label"] for k in kernels):
+        raise DataError(f"{rel_path}: the balance table needs the sm__cycles_active metrics and a '# launches:' line")
+    columns = ["launch", "blocks x threads", "registers / thread", "achieved occupancy (%)", "time (us)",
+               "DRAM throughput (% of peak)", "SM active cycles: least busy SM (k)", "mean (k)",
+               "most busy SM (k)"]
+    rows = [[f"`{k['kernel']}`", k["label"], f"{k['grid']:.0f} x {k['block']:.0f}", f"{k['regs']:.0f}",
+             f"{k['occupancy']:.1f}", f"{k['us']:.1f}", f"{k['dram_pct']:.1f}", f"{k['cyc_min'] / 1e3:.1f}",
+             f"{k['cyc_avg'] / 1e3:.1f}", f"{k['cyc_max'] / 1e3:.1f}"] for k in kernels]
+    return ncu_table(columns, rows, shape, how or "`scripts/profile.sh`, clocks not locked",
+                     "; SM active cycles: sm__cycles_active, least (min), mean (avg) and most (max) over the SMs.",
+                     rel_path)
 
 
 def fmt_vs_copy(ch, copy_ch, op=None, kernel=None):
@@ -730,6 +763,7 @@ ACCURACY_RE = re.compile(r"(<!-- accuracy (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))?
 VS_COPY_RE = re.compile(r"(?P<open><!-- vs_copy (?P<ch>\w+)(?: op=(?P<op>\w+))?(?: kernel=(?P<kernel>\w+))?"
                         r"(?: (?P<gpu>[\w-]+))? -->)(.*?)(?P<close><!-- /vs_copy -->)", re.S)
 SECTORS_RE = re.compile(r"(<!-- sectors (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /sectors -->)", re.S)
+BALANCE_RE = re.compile(r"(<!-- balance (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /balance -->)", re.S)
 PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
 ROUNDS_RE = re.compile(r"(<!-- rounds (?P<dir>[\w/.]+)(?P<groups>(?: [\w]+:[\w,]+)+)(?: match=(?P<match>\S+))? -->)"
@@ -762,6 +796,9 @@ def rewrite_markers(text, data, peers=None):
 
     def sectors(m):
         return ncu_marker(m, "sectors", fmt_sectors)
+
+    def balance(m):
+        return ncu_marker(m, "balance", fmt_balance)
 
     def vs_copy(m):
         gpu = m["gpu"] or REFERENCE_GPU
@@ -823,6 +860,7 @@ def rewrite_markers(text, data, peers=None):
     text = ROUNDS_RE.sub(rounds, text)
     text = VS_COPY_RE.sub(vs_copy, text)
     text = SECTORS_RE.sub(sectors, text)
+    text = BALANCE_RE.sub(balance, text)
     return PROFILE_RE.sub(profile, VALUE_RE.sub(val, RESULTS_RE.sub(results, text)))
 
 

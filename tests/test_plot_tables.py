@@ -9,7 +9,9 @@ are known: test_plot_tables.py ROOT
 - fmt_rounds takes medians over the rounds that have both sides and counts the rounds ours was
   at or above every peer, skipping a round's file left unreadable;
 - fmt_profile takes its caption from a profile's "# how" line where it has one, and shows a
-  metric the profile did not collect as "-".
+  metric the profile did not collect as "-";
+- fmt_balance labels each run of one kernel from the "# launches" line and refuses a profile
+  without those labels or the SM cycle metrics.
 Exits 77 (CTest: skipped) without matplotlib (plot.py imports it), 1 on any failure.
 """
 import json
@@ -123,6 +125,33 @@ with tempfile.TemporaryDirectory() as d:
           f"fmt_profile: kernel row, with '-' for the conflicts not collected; got:\n{table}")
     check("Nsight Compute (`scripts/profile.sh`, clocks not locked)" in profile(None),
           "fmt_profile: without a how line the caption names scripts/profile.sh")
+
+# fmt_balance: one kernel run two ways, each run under its own header; the "# launches" line
+# labels them in order, and the SM cycles come out in thousands. Without those metrics or
+# labels the table is refused rather than drawn with holes.
+with tempfile.TemporaryDirectory() as d:
+    head = ["ID", "Kernel Name", "gpu__time_duration.sum", "launch__grid_size", "launch__block_size",
+            "sm__cycles_active.min", "sm__cycles_active.avg", "sm__cycles_active.max"]
+    def balance(labels, cycles=True):
+        path = os.path.join(d, "b.ncu.csv")
+        with open(path, "w") as f:
+            f.write("# shape: rows=4 cols=8\n" + (f"# launches: {labels}\n" if labels else ""))
+            for grid, lo in (("96", "90,000"), ("12", "60,000")):
+                f.write(",".join(f'"{h}"' for h in head) + "\n" + ",".join('""' for _ in head) + "\n")
+                f.write(f'"0","void k<float>(float *)","2,000","{grid}","128",'
+                        + (f'"{lo}","95,500","120,000"' if cycles else '"","",""') + "\n")
+        return plot.fmt_balance(plot.load_profile(path), "x")
+    table = balance("one shot; looping")
+    check("| `k<f32>` | one shot | 96 x 128 |" in table and "| 2.0 |" in table and "| 90.0 | 95.5 | 120.0 |" in table,
+          f"fmt_balance: first run labelled, its cycles in thousands; got:\n{table}")
+    check("| `k<f32>` | looping | 12 x 128 |" in table and "| 60.0 | 95.5 | 120.0 |" in table,
+          f"fmt_balance: the second run of the same kernel kept and labelled; got:\n{table}")
+    for bad in ((None, True), ("one shot; looping", False)):
+        try:
+            balance(*bad)
+            check(False, f"fmt_balance: refused without labels or cycle metrics ({bad})")
+        except plot.DataError:
+            pass
 
 if failures:
     print(f"{len(failures)} check(s) failed")
