@@ -25,7 +25,8 @@
 namespace ch12 {
 
 /// Threads per block of the warp-per-row kernels. 64 and 256 were timed against it at rows of 32-512
-/// columns on the H100 and were no better (plots/data/h100-80gb-hbm3/experiments/warp_block).
+/// columns on the H100 and were no better, nor were 32 and 64 at 256-2048 columns
+/// (plots/data/h100-80gb-hbm3/experiments/warp_block).
 constexpr int kWarpBlock = 128;
 
 struct Max {
