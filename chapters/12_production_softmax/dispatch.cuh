@@ -199,8 +199,9 @@ inline const char* block_regs_limit_text() {
 /// packs, two 16-bit ones, or 16 elements read one at a time), so rows of up to 1024 x 16 = 16384
 /// columns. The dispatch takes it, with 16-byte packs only and from course::long_warp_rows_min()
 /// rows (enough to fill every SM with resident rows), for
-///  - the fp32 forward past the warp path's 1024 columns while a row is under 16 KB (< 4096
-///    columns). 16-bit rows keep the warp path to 3072 columns; past that it was not measured;
+///  - the forward while a row of x is more than 4 KB and under 16 KB (fp32 1025 to 4095 columns,
+///    16-bit 2049 to 8191), in every dtype, ahead of the warp path (16-bit rows of 2049-3072
+///    columns fit a warp's registers too);
 ///  - the backward while a row's y and dy are 4 KB or more and under 32 KB together (fp32 512 to
 ///    4095 columns, 16-bit 1024 to 8191), in every dtype.
 /// Same-session A/B on the H100 against the previous dispatch (smem for fp32, warp for 16-bit
@@ -213,13 +214,18 @@ inline const char* block_regs_limit_text() {
 /// that have them (experiments/block_regs/backward_4kb) read above the warp path in every run at
 /// 4 KB of y and dy (fp32 512 columns: +0.4% to +0.8%; 1024 columns, every dtype: 0.0% to
 /// +0.5%), under it at 2 KB in 16-bit (512 columns: 1.6-5.6%) and either side of it at 2 KB in
-/// fp32 (256 columns).
+/// fp32 (256 columns). The 16-bit forward took the path later, on the same row bytes as fp32
+/// (experiments/block_regs/forward_16bit: 22 alternating rounds, and the forced variant in seven
+/// committed runs): +0.6% to +0.9% at 3072 columns and +1.9% to +2.0% at 6144 in every round,
+/// -0.2% to -1.3% at 4096 in three of the four ops (the price of one band), level at 2048 (4 KB,
+/// left on the warp path) and 8192 (16 KB, left on the shared-memory path).
 constexpr int kBlockRegsMaxElems = 16;
 constexpr int64_t kBlockRegsMaxCols = int64_t(kBlockRegsMaxBlock) * kBlockRegsMaxElems;
 
 template <typename T>
 bool block_regs_forward_fits(int64_t cols) {
-  return sizeof(T) == 4 && cols > kWarpMaxCols<T> && cols * int64_t(sizeof(T)) < 16 * 1024;
+  const int64_t bytes = cols * int64_t(sizeof(T));
+  return bytes > kBlockRegsForwardMinBytes && bytes < kBlockRegsForwardEndBytes;
 }
 template <typename T>
 bool block_regs_backward_fits(int64_t cols) {
@@ -409,11 +415,11 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
 
 /// [dispatch]
 /// The forward dispatch. Each rule is a property of the row and of the device:
-///  1. the row fits in registers (kWarpMaxCols: 32 lanes x 32 columns for fp32, x 96 for 16-bit):
-///     warp; past 1024 columns only with rows enough for 32 warps per SM
-///     (course::long_warp_rows_min, occupancy.cuh).
-///  2. fp32 rows past the warp path's and under 16 KB, with rows enough: block_regs (the row in a
-///     block's registers; block_regs_forward_fits, the plain softmax and log-softmax only).
+///  1. rows of more than 4 KB and under 16 KB, with rows enough for 32 warps per SM
+///     (course::long_warp_rows_min, occupancy.cuh): block_regs (the row in a block's registers;
+///     block_regs_forward_fits, the plain softmax and log-softmax only).
+///  2. the row fits in registers (kWarpMaxCols: 32 lanes x 32 columns for fp32, x 96 for 16-bit):
+///     warp; past 1024 columns only with those rows.
 ///  3. the row fits in the device's shared memory per block (as Load::Cache): smem, read once.
 ///  4. rows < SMs / 2, clusters available: a block per row would leave most SMs idle: cluster,
 ///     each block's chunk in shared memory when the cluster's memory holds the row.
@@ -422,8 +428,8 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
 /// row fits in shared memory, and matched or beat them past it; see the lesson.)
 template <typename Load>
 Path forward_path(int64_t rows, int64_t cols, int64_t warp_max_cols, bool block_regs = false) {
-  if (cols <= warp_max_cols && (cols <= 32 * 32 || rows >= course::long_warp_rows_min())) return Path::warp;
   if (block_regs && rows >= course::long_warp_rows_min()) return Path::block_regs;
+  if (cols <= warp_max_cols && (cols <= 32 * 32 || rows >= course::long_warp_rows_min())) return Path::warp;
   if (cols <= cols_in_smem<typename Load::Cache>(1)) return Path::smem;
   if (device_limits().clusters && rows < cluster_rows_below()) return Path::cluster;
   return Path::uncached;

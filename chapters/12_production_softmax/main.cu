@@ -163,10 +163,13 @@ void add_type(course::Chapter& ch) {
 
   // Each operation on the production dispatch, then on each path forced.
   auto fwd = production(fwd_smem, "past shared memory, rows < SMs / 2 take the cluster path");
-  if (sizeof(T) == 4) {  // fp32 rows of 1028-4092 columns take the block-registers path (rows >= 32 x SMs)
-    fwd.text += "; fp32 rows under 16 KB past the warp path, rows >= 32 x SMs: block_regs";
-    for (auto s : block_regs_boundary<T>(1024 + 16 / sizeof(T), 4096)) fwd.shapes.push_back(s);
-  }
+  // Rows of more than 4 KB and under 16 KB take the block-registers path (rows >= 32 x SMs):
+  // packed fp32 rows of 1028-4092 columns, 16-bit rows of 2056-8184.
+  const int64_t fwd_regs_start = (ch12::kBlockRegsForwardMinBytes + 16) / int64_t(sizeof(T));
+  const int64_t fwd_regs_end = ch12::kBlockRegsForwardEndBytes / int64_t(sizeof(T));
+  fwd.text += "; with rows >= 32 x SMs: block_regs for packed cols " + std::to_string(fwd_regs_start) + " to " +
+              std::to_string(fwd_regs_end - 16 / int64_t(sizeof(T)));
+  for (auto s : block_regs_boundary<T>(fwd_regs_start, fwd_regs_end)) fwd.shapes.push_back(s);
   add_paths<T, ch12::softmax<T>>(ch, Op::softmax, fwd, warp, block_regs, smem(fwd_smem), uncached,
                                  clusters ? &cluster : nullptr);
   add_paths<T, ch12::log_softmax<T>>(ch, Op::log_softmax, fwd, warp, block_regs, smem(fwd_smem), uncached,

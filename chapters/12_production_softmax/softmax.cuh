@@ -67,6 +67,12 @@ constexpr int64_t kWarpMaxCols = 32 * kWarpColsPerLane<T>;
 /// block_regs_rule).
 constexpr int64_t kBlockRegsBackwardMinBytes = 4 * 1024;
 
+/// The forward takes the block-registers path (with rows enough) for rows of more than
+/// kBlockRegsForwardMinBytes and under kBlockRegsForwardEndBytes of x: fp32 rows of 1025-4095
+/// columns, 16-bit rows of 2049-8191 (dispatch.cuh, block_regs_rule).
+constexpr int64_t kBlockRegsForwardMinBytes = 4 * 1024;
+constexpr int64_t kBlockRegsForwardEndBytes = 16 * 1024;
+
 /// Largest cols of the shared-memory path on this GPU for `op` stored as T (0 without a GPU):
 /// the row (the backward: y) in the device's opt-in shared memory per block.
 template <typename T>
