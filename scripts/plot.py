@@ -666,7 +666,8 @@ def fmt_rounds(directory, groups, match=""):
                 by[int(re.search(r"_r(\d+)\.json$", f).group(1))] = d
         return by
 
-    stamps = {load_round(f)[1] for f in glob.glob(os.path.join(directory, "*_r*.json"))} - {None}
+    stamps = {load_round(f)[1] for f in glob.glob(os.path.join(directory, "*_r*.json"))
+              if re.search(r"_r\d+\.json$", f)} - {None}
     lines = ["| ours | point | rounds | GB/s | best peer | against the best peer | rounds at or above every peer |",
              "|---|---|---:|---:|---|---:|---:|"]
     for ours_name, peer_names in groups.items():

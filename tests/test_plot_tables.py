@@ -100,6 +100,12 @@ with tempfile.TemporaryDirectory() as d:
           f"fmt_rounds: two usable rounds, median 92.5 against 95, at or above in one (the tie); got:\n{table}")
     check("| ours | softmax" not in plot.fmt_rounds(d, {"ours": ("peer",)}, "cols:512"),
           "fmt_rounds: match keeps only the points containing it")
+    # A side file whose name holds "_r" (an experiment's paths_regs16.json) is not a round: the
+    # caption lists the rounds' commits only.
+    with open(os.path.join(d, "paths_regs16.json"), "w") as f:
+        json.dump({"paths": []}, f)
+    table = plot.fmt_rounds(d, {"ours": ("peer",)})
+    check("commits abc1234." in table, f"fmt_rounds: the caption names the rounds' commit alone; got:\n{table}")
     try:
         plot.fmt_rounds(d, {"ours": ("nobody",)})
         check(False, "fmt_rounds: a group with no common round is refused")
