@@ -625,11 +625,12 @@ def fmt_paths(path):
                  f"{d['smem_per_block_optin'] // 1024} KB of shared memory per block, clusters "
                  f"{'available' if d['clusters'] else 'not available'}; cluster path below "
                  f"{d['cluster_rows_below']} rows"
-                 + (f"; 16-bit forward rows of 1025-{d['warp_max_cols']['f16']} columns on the warp path, and the block_regs "
-                    f"path, from {d['long_warp_rows_min']} rows" if isinstance(d.get("warp_max_cols"), dict) else "")
+                 + (f"; the warp path past 1024 columns (16-bit rows, to {d['warp_max_cols']['f16']}), and the "
+                    f"block_regs path, from {d['long_warp_rows_min']} rows" if isinstance(d.get("warp_max_cols"), dict) else "")
                  + "), written by `ch12_production_softmax --paths`; block_regs shows its threads per block. "
-                 "log_softmax and scale_mask_softmax follow softmax's column, except that the masked "
-                 "softmax caches fp32 logits and so leaves shared memory at half the columns of 16-bit "
+                 "log_softmax follows softmax's column. scale_mask_softmax does too, except that it never takes "
+                 "block_regs (its rows there stay on the warp path while they fit in registers and take shared "
+                 "memory past that) and, caching fp32 logits, leaves shared memory at half the columns of 16-bit "
                  "softmax.")
     return "\n".join(lines)
 
