@@ -635,9 +635,10 @@ def fmt_paths(path):
     return "\n".join(lines)
 
 
-def load_round(path):
-    """One round's benchmark JSON: {op/dtype/rows/cols: GB/s} (the kernel left out), and its commit;
-    ({}, None) for a file a cut-short round left unreadable."""
+def load_round(path, kernel=None):
+    """One round's benchmark JSON: {op/dtype/rows/cols: GB/s} (the kernel left out; with `kernel`,
+    that kernel's benchmarks only), and its commit; ({}, None) for a file a cut-short round left
+    unreadable."""
     try:
         with open(path) as f:
             doc = json.load(f)
@@ -647,22 +648,24 @@ def load_round(path):
     for b in doc.get("benchmarks", []):
         if "bytes_per_second" not in b:
             continue
-        op, _kernel, rest = b["name"].split("/iterations")[0].split("/", 2)
-        out[f"{op}/{rest}"] = b["bytes_per_second"] / 1e9
+        op, bench_kernel, rest = b["name"].split("/iterations")[0].split("/", 2)
+        if kernel is None or bench_kernel == kernel:
+            out[f"{op}/{rest}"] = b["bytes_per_second"] / 1e9
     commit = doc.get("context", {}).get("git_commit", "?")
     return out, commit[:7] + ("-dirty" if commit.endswith("-dirty") else "")
 
 
-def fmt_rounds(directory, groups, match=""):
+def fmt_rounds(directory, groups, match="", kernel=None):
     """Markdown table of alternating rounds (scripts/experiments/peer_rounds.sh: files
     <who>_r<round>.json in `directory`): for each group {ours: (peer, ...)} and each point (a
     benchmark name without its kernel) containing `match`, ours' median GB/s over the rounds
     that have both sides, the best peer's median, and the rounds in which ours was at or above
-    every peer of that round."""
+    every peer of that round. `kernel`: only that kernel's benchmarks (files that time several
+    kernels of a point, as an A/B of one binary's dispatch beside a forced path)."""
     def rounds(who):
         by = {}
         for f in glob.glob(os.path.join(directory, f"{who}_r*.json")):
-            d = load_round(f)[0]
+            d = load_round(f, kernel)[0]
             if d:
                 by[int(re.search(r"_r(\d+)\.json$", f).group(1))] = d
         return by
@@ -768,8 +771,8 @@ SECTORS_RE = re.compile(r"(<!-- sectors (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->
 BALANCE_RE = re.compile(r"(<!-- balance (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /balance -->)", re.S)
 PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /profile -->)", re.S)
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
-ROUNDS_RE = re.compile(r"(<!-- rounds (?P<dir>[\w/.]+)(?P<groups>(?: [\w]+:[\w,]+)+)(?: match=(?P<match>\S+))? -->)"
-                       r"(.*?)(<!-- /rounds -->)", re.S)
+ROUNDS_RE = re.compile(r"(<!-- rounds (?P<dir>[\w/.]+)(?P<groups>(?: [\w]+:[\w,]+)+)(?: match=(?P<match>\S+))?"
+                       r"(?: kernel=(?P<kernel>\w+))? -->)(.*?)(<!-- /rounds -->)", re.S)
 TWINS_RE = re.compile(r"(<!-- twins (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /twins -->)", re.S)
 PATHS_RE = re.compile(r"(<!-- paths (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /paths -->)", re.S)
 VALUE_RE = re.compile(r"(<!-- value (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)(?: (?P<gpu>[\w-]+))? -->)"
@@ -846,7 +849,7 @@ def rewrite_markers(text, data, peers=None):
         if not os.path.isdir(directory):
             raise DataError(f"rounds marker names {directory}: no such folder")
         groups = {g.split(":")[0]: tuple(g.split(":")[1].split(",")) for g in m["groups"].split()}
-        return f"{m.group(1)}\n{fmt_rounds(directory, groups, m['match'] or '')}\n{m.group(6)}"
+        return f"{m.group(1)}\n{fmt_rounds(directory, groups, m['match'] or '', m['kernel'])}\n{m.group(7)}"
 
     def summary(m):
         gpu = m["gpu"] or REFERENCE_GPU

@@ -106,6 +106,21 @@ with tempfile.TemporaryDirectory() as d:
         json.dump({"paths": []}, f)
     table = plot.fmt_rounds(d, {"ours": ("peer",)})
     check("commits abc1234." in table, f"fmt_rounds: the caption names the rounds' commit alone; got:\n{table}")
+
+# fmt_rounds with a kernel: round files that time two kernels of one point (one binary's dispatch
+# beside a forced path) compare the named kernel only.
+with tempfile.TemporaryDirectory() as d:
+    for who, gbps in (("knob", 100), ("base", 95)):
+        with open(os.path.join(d, f"{who}_r1.json"), "w") as f:
+            json.dump({"context": {"git_commit": "abc1234"}, "benchmarks": [
+                {"name": f"softmax/{k}/f16/rows:49152/cols:4096/iterations:25", "bytes_per_second": g * 1e9}
+                for k, g in (("production", gbps), ("smem", 90))]}, f)
+    table = plot.fmt_rounds(d, {"knob": ("base",)}, kernel="production")
+    check("| knob | softmax/f16/rows:49152/cols:4096 | 1 | 100 | base 95 | +5.3% | 1 of 1 |" in table,
+          f"fmt_rounds: kernel= keeps the production benchmarks, not the forced path's; got:\n{table}")
+    text = "<!-- rounds DIR knob:base kernel=production -->\n<!-- /rounds -->"
+    check(plot.ROUNDS_RE.search(text) and plot.ROUNDS_RE.search(text)["kernel"] == "production",
+          "ROUNDS_RE: a marker's kernel= option is read")
     try:
         plot.fmt_rounds(d, {"ours": ("nobody",)})
         check(False, "fmt_rounds: a group with no common round is refused")
