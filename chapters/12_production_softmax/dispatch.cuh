@@ -218,7 +218,10 @@ inline const char* block_regs_limit_text() {
 /// (experiments/block_regs/forward_16bit: 22 alternating rounds, and the forced variant in seven
 /// committed runs): +0.6% to +0.9% at 3072 columns and +1.9% to +2.0% at 6144 in every round,
 /// -0.2% to -1.3% at 4096 in three of the four ops (the price of one band), level at 2048 (4 KB,
-/// left on the warp path) and 8192 (16 KB, left on the shared-memory path).
+/// left on the warp path) and 8192 (16 KB, left on the shared-memory path). The 4096 loss is the
+/// block size the target below picks there, 384 threads: forced to 256, those rows read above the
+/// shared-memory path in every round (experiments/block_regs/forward_16bit/block_4096; the target
+/// is not changed on one row size).
 constexpr int kBlockRegsMaxElems = 16;
 constexpr int64_t kBlockRegsMaxCols = int64_t(kBlockRegsMaxBlock) * kBlockRegsMaxElems;
 
