@@ -7,7 +7,9 @@ are known: test_plot_tables.py ROOT
 - fmt_twins compares `production` with the forced variant of the path the dispatch chose (warp
   or block_regs only), and refuses data with no such pair;
 - fmt_rounds takes medians over the rounds that have both sides and counts the rounds ours was
-  at or above every peer, skipping a round's file left unreadable;
+  at or above every peer, skipping a round's file left unreadable; its caption names the round
+  files' commits only, and kernel= (also a marker option) compares one kernel of files that time
+  several;
 - fmt_profile takes its caption from a profile's "# how" line where it has one, and shows a
   metric the profile did not collect as "-";
 - fmt_balance labels each run of one kernel from the "# launches" line and refuses a profile
@@ -106,6 +108,11 @@ with tempfile.TemporaryDirectory() as d:
         json.dump({"paths": []}, f)
     table = plot.fmt_rounds(d, {"ours": ("peer",)})
     check("commits abc1234." in table, f"fmt_rounds: the caption names the rounds' commit alone; got:\n{table}")
+    try:
+        plot.fmt_rounds(d, {"ours": ("nobody",)})
+        check(False, "fmt_rounds: a group with no common round is refused")
+    except plot.DataError:
+        pass
 
 # fmt_rounds with a kernel: round files that time two kernels of one point (one binary's dispatch
 # beside a forced path) compare the named kernel only.
@@ -121,11 +128,6 @@ with tempfile.TemporaryDirectory() as d:
     text = "<!-- rounds DIR knob:base kernel=production -->\n<!-- /rounds -->"
     check(plot.ROUNDS_RE.search(text) and plot.ROUNDS_RE.search(text)["kernel"] == "production",
           "ROUNDS_RE: a marker's kernel= option is read")
-    try:
-        plot.fmt_rounds(d, {"ours": ("nobody",)})
-        check(False, "fmt_rounds: a group with no common round is refused")
-    except plot.DataError:
-        pass
 
 # fmt_profile: a profile's own "# how" line replaces the caption's default, and a metric the
 # profile did not collect (here the bank conflicts) shows as "-", not as nan or 0.
