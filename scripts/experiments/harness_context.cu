@@ -12,6 +12,12 @@
 // Variants: loop (default stream, plain data, big buffers), stream, data, buffers, all three
 // (harness-like), each timed by the course's method in rotated rounds; then `all` again timed as
 // the harness does (50 ms of warm-up launches, then 25 in a row) five times.
+// Built with -DWITH_API and linked with the chapter's launchers (dispatch.cu, softmax_*.cu) and
+// the course's libraries, it adds `api` and `api_all`: loop and all launched through
+// ch12::softmax / ch12::log_softmax, the function the harness's benchmark calls, instead of the
+// kernel directly (what the chapter's dispatch does on the host before the launch).
+// `copy` and `copy_data`: a copy kernel of the same launch shape on plain and on the harness's
+// data; `fexp` and `fexp_data`: the chapter's kernel with ex2.approx as its exponential, on both.
 // Usage: harness_context [ROUNDS]
 #include <algorithm>
 #include <chrono>
@@ -24,6 +30,9 @@
 #include <vector>
 
 #include "kernels.cuh"  // chapters/12_production_softmax
+#ifdef WITH_API
+#include "softmax.cuh"
+#endif
 
 #define CHECK(call)                                                                     \
   do {                                                                                  \
@@ -33,6 +42,24 @@
       std::exit(1);                                                                     \
     }                                                                                   \
   } while (0)
+
+// The kernel's launch shape with nothing between load and store: 8 lanes of one float4 per row,
+// two adjacent rows per group, as the chapter's kernel at 32 columns.
+__global__ void __launch_bounds__(128) copy_kernel(const float4* __restrict__ x, float4* __restrict__ y, int64_t rows) {
+  const int64_t g = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 8, lane = threadIdx.x % 8;
+  float4 v[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+    if (g * 2 + r < rows) v[r] = x[(g * 2 + r) * 8 + lane];
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+    if (g * 2 + r < rows) y[(g * 2 + r) * 8 + lane] = v[r];
+}
+
+// The chapter's store with the 16-bit outputs' exponential (ex2.approx.ftz on x * log2(e)).
+struct FastExpStore : ch12::DirectStore<float> {
+  static constexpr bool kFastExp = true;
+};
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 201;
@@ -73,6 +100,8 @@ int main(int argc, char** argv) {
     const float* x;
     float* y;
     std::vector<float> us;
+    bool api = false;  // through the chapter's launcher
+    int kernel = 0;    // 0 the chapter's kernel, 1 the copy kernel, 2 the chapter's kernel with FastExpStore
   };
   std::vector<Variant> vs = {{"loop", 0, x_big, y_big, {}},         {"stream", created, x_big, y_big, {}},
                              {"data", 0, x_out_big, y_big, {}},    {"buffers", 0, x_exact, y_exact, {}},
@@ -82,6 +111,14 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&x_exact_out, bytes));
   CHECK(cudaMemcpy(x_exact_out, outl.data(), bytes, cudaMemcpyHostToDevice));
   vs[4].x = x_exact_out;
+  vs.push_back({"copy", 0, x_big, y_big, {}, false, 1});
+  vs.push_back({"copy_data", 0, x_out_big, y_big, {}, false, 1});
+  vs.push_back({"fexp", 0, x_big, y_big, {}, false, 2});
+  vs.push_back({"fexp_data", 0, x_out_big, y_big, {}, false, 2});
+#ifdef WITH_API
+  vs.push_back({"api", 0, x_big, y_big, {}, true});
+  vs.push_back({"api_all", created, x_exact_out, y_exact, {}, true});
+#endif
 
   using L = ch12::DirectLoad<float>;
   using S = ch12::DirectStore<float>;
@@ -93,8 +130,25 @@ int main(int argc, char** argv) {
   auto time_one = [&](const Variant& v, bool log) {
     CHECK(cudaMemsetAsync(flush, ++value & 0xff, flush_bytes, v.s));
     CHECK(cudaEventRecord(a, v.s));
-    ch12::softmax_warp_kernel<L, S, 4, 4, 8, 2><<<grid, ch12::kWarpBlock, 0, v.s>>>(L{v.x, cols}, S{v.y, cols}, rows,
-                                                                                     cols, log);
+    if (v.api) {
+#ifdef WITH_API
+      course::Args args;
+      args.rows = rows;
+      args.cols = cols;
+      args.x = v.x;
+      args.y = v.y;
+      if (log) ch12::log_softmax<float>(args, v.s);
+      else ch12::softmax<float>(args, v.s);
+#endif
+    } else if (v.kernel == 1) {
+      copy_kernel<<<grid, 128, 0, v.s>>>(reinterpret_cast<const float4*>(v.x), reinterpret_cast<float4*>(v.y), rows);
+    } else if (v.kernel == 2) {
+      ch12::softmax_warp_kernel<L, FastExpStore, 4, 4, 8, 2><<<grid, ch12::kWarpBlock, 0, v.s>>>(
+          L{v.x, cols}, FastExpStore{{v.y, cols}}, rows, cols, log);
+    } else {
+      ch12::softmax_warp_kernel<L, S, 4, 4, 8, 2><<<grid, ch12::kWarpBlock, 0, v.s>>>(L{v.x, cols}, S{v.y, cols},
+                                                                                       rows, cols, log);
+    }
     CHECK(cudaGetLastError());
     CHECK(cudaEventRecord(b, v.s));
     CHECK(cudaEventSynchronize(b));
@@ -120,15 +174,17 @@ int main(int argc, char** argv) {
                   100.0 * (ref / median(v.us) - 1.0));
     // As the harness times: warm-up for 50 ms, then 25 launches in a row; five times, alternating
     // `all` and `loop`.
+    std::vector<int> order = {4, 0};
+    if (vs.size() > 9) order = {4, 0, 10, 9};  // with the launcher: api_all and api too
     for (int rep = 0; rep < 5; ++rep)
-      for (int which : {4, 0}) {
+      for (int which : order) {
         const Variant& v = vs[size_t(which)];
         const auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < 10 || std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(50); ++i)
           time_one(v, log);
         std::vector<float> t;
         for (int i = 0; i < 25; ++i) t.push_back(time_one(v, log));
-        std::printf("  harness-order %-5s rep %d: %7.3f us %6.0f GB/s\n", v.name.c_str(), rep, median(t),
+        std::printf("  harness-order %-7s rep %d: %7.3f us %6.0f GB/s\n", v.name.c_str(), rep, median(t),
                     gbps(median(t)));
       }
   }
