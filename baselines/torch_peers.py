@@ -230,6 +230,8 @@ def main():
            "copy_method": f"torch copy_ device-to-device of {copy_bytes / 1e9:.1f} GB, bytes read + written, median of {ITERS}",
            "timing_method": f"L2 flushed (memset of 2x L2) before each launch, one event pair per launch, at least "
                             f"{WARMUP} warm-up launches (flushed) and {warmup_s * 1e3:g} ms of them, median of {iters}",
+           "input_fill": "torch.randn (the backward's y: softmax or log_softmax of randn; LayerNorm's weight 1 + "
+                         "0.5 randn), not the harness's fill (docs/harness.md, \"What the inputs hold\")",
            "sweep": "quick" if args.quick else "standard"}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

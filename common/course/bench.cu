@@ -283,6 +283,11 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
                                                    "launch, " +
                                                    warmup_text() + ", median of " +
                                                    std::to_string(ctx.iterations));
+  // What the timed tensors hold: at a few MB per tensor the values moved change the time (docs/harness.md,
+  // "What the inputs hold"), so each result says which ones it moved.
+  benchmark::AddCustomContext("input_fill",
+                              "first input: normal(0, 1), about 1 value in 61 x 20; other inputs: normal(0, 1) "
+                              "(LayerNorm's gamma + 1)");
   benchmark::AddCustomContext("sweep", opt.rows ? "single" : opt.quick ? "quick" : "standard");
   benchmark::AddCustomContext("skipped_for_memory", std::to_string(skipped));
   std::printf("copy line: %.0f GB/s (cudaMemcpy device-to-device, %s)\n", copy_bps / 1e9,
