@@ -8,13 +8,18 @@ Bandwidth is the course's bytes model (common/course/ops.cpp) over the median, a
 a 4 GiB device-to-device copy measured in the same process. Benchmark names follow the harness:
 op/torch/dtype/rows:R/cols:C.
 
+Inputs: the values the harness times (its fill, computed here on the GPU; --check-fill DIR compares
+them with the inputs a chapter's --verify --save wrote): at a few MB per tensor the values moved
+change the time (docs/harness.md, "What the inputs hold"). As in the harness's benchmarks, the
+backward's y is that fill, not a softmax of it: both time the same values.
+
 Backward: torch._softmax_backward_data / torch._log_softmax_backward_data (what autograd calls),
 three tensors moved. scale_mask_softmax: the eager expression softmax((x * 1.7).masked_fill(mask,
 -inf)), several kernels, timed as one call.
 
 Usage: torch_peers.py [--quick] [--filter REGEX] --out FILE.json    (exit 77 when PyTorch or a GPU
-is missing). --filter runs only the benchmarks whose name REGEX matches (re.search), as Google
-Benchmark's --benchmark_filter does for the harness.
+is missing), or torch_peers.py --check-fill DIR. --filter runs only the benchmarks whose name
+REGEX matches (re.search), as Google Benchmark's --benchmark_filter does for the harness.
 """
 import argparse
 import json
@@ -53,12 +58,131 @@ def git_commit():
         return "unknown (no git)"
 
 
+# --- The harness's fill (common/course/device.cu), on the GPU through PyTorch ---------------------
+# Every implementation is timed on the same values: at a few MB per tensor the values moved change
+# the time (docs/harness.md, "What the inputs hold"). The hash is the harness's splitmix64 on int64
+# tensors (PyTorch has no uint64 arithmetic; int64 adds and multiplies wrap, and a logical shift is
+# an arithmetic one masked); the normal values are its Box-Muller, so they agree with the harness's
+# to a few float ulps. `--check-fill DIR` compares them with what a chapter's --save wrote.
+
+MASK64 = (1 << 64) - 1
+FILL_SEED_MUL = 0x632BE59BD9B4E019
+FILL_CHUNK = 1 << 25
+
+
+def _s64(c):
+    """A 64-bit pattern as the int64 with the same bits."""
+    c &= MASK64
+    return c - (1 << 64) if c >> 63 else c
+
+
+def _shr(z, k):
+    """Logical right shift of int64 bits."""
+    return (z >> k) & ((1 << (64 - k)) - 1)
+
+
+def _umod(z, m):
+    """The uint64 that int64 z holds, modulo m > 0."""
+    return ((_shr(z, 1) % m) * 2 + (z & 1)) % m
+
+
+def splitmix64(z):
+    """The harness's splitmix64 on int64 tensors (or numpy int64 arrays): same bits, as int64."""
+    z = z + _s64(0x9E3779B97F4A7C15)
+    z = (z ^ _shr(z, 30)) * _s64(0xBF58476D1CE4E5B9)
+    z = (z ^ _shr(z, 27)) * _s64(0x94D049BB133111EB)
+    return z ^ _shr(z, 31)
+
+
+def harness_fill(torch, rows, cols, dtype, seed, outliers, scale=1.0, shift=0.0, device="cuda"):
+    """fill_kernel of common/course/device.cu (no special rows): element i from splitmix64(seed * C + i),
+    normal(0, 1) by Box-Muller, about 1 in 61 scaled by 20 with `outliers`, then * scale + shift."""
+    n = rows * cols
+    out = torch.empty(n, dtype=dtype, device=device)
+    base = _s64(seed * FILL_SEED_MUL)
+    for i0 in range(0, n, FILL_CHUNK):
+        i = torch.arange(i0, min(n, i0 + FILL_CHUNK), dtype=torch.int64, device=device)
+        h = splitmix64(i + base)
+        u1 = ((_shr(h, 40) & 0xFFFFFF).to(torch.float32) + 0.5) * (1.0 / 16777216.0)  # float, as the kernel
+        u2 = (_shr(h, 16) & 0xFFFFFF).to(torch.float32) * (1.0 / 16777216.0)
+        v = (torch.sqrt(-2.0 * torch.log(u1.double())) * torch.cos(math.pi * (2.0 * u2.double()))).float()
+        if outliers:
+            v = torch.where((h & 0xFFFF) % 61 == 0, v * 20.0, v)
+        out[i0:i0 + len(i)] = (v * scale + shift).to(dtype)
+    return out.view(rows, cols)
+
+
+def harness_mask(torch, rows, cols, seed, device="cuda"):
+    """fill_mask_kernel of common/course/device.cu (1: masked): a quarter at random, every 11th row
+    from row 3 fully masked, every 11th from row 7 all but one element."""
+    n = rows * cols
+    out = torch.empty(n, dtype=torch.uint8, device=device)
+    base = _s64(seed * FILL_SEED_MUL)
+    for i0 in range(0, n, FILL_CHUNK):
+        i = torch.arange(i0, min(n, i0 + FILL_CHUNK), dtype=torch.int64, device=device)
+        h = splitmix64(i + base)
+        r, c = i // cols, i % cols
+        k = splitmix64(r + seed)
+        keep = _umod(k, cols)
+        m = ((h & 3) == 0) | (r % 11 == 3)
+        m = torch.where(r % 11 == 7, c != keep, m)
+        out[i0:i0 + len(i)] = m.to(torch.uint8)
+    return out.view(rows, cols)
+
+
+# What a chapter's `--verify --rows R --cols C --save DIR` gives each input (common/course/verify.cu):
+# x from --seed (1) with outliers; input k > 0 from seed * 7919 + k, the first per-column one (gamma)
+# 0.5 * normal + 1. The backward's y is replaced by a softmax there, so it is not compared.
+SAVED_SIDE = {"gamma": (1, 0.5, 1.0), "beta": (2, 1.0, 0.0), "b": (1, 1.0, 0.0), "c": (2, 1.0, 0.0),
+              "dy": (1, 1.0, 0.0), "mask": (1, 1.0, 0.0)}
+
+
+def check_fill(torch, np, folder):
+    """Compares every saved input of `folder` with harness_fill / harness_mask: 0 when all agree."""
+    dtypes = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    ulp = {"f32": 2.0 ** -21, "f16": 2.0 ** -10, "bf16": 2.0 ** -7}  # f32: a few ulps of libm difference
+    checked, bad = 0, 0
+    for f in sorted(os.listdir(folder)):
+        m = re.fullmatch(r"(.+)_(f32|f16|bf16)_([a-z]+)\.npy", f)
+        if not m or "_ref_" in f:
+            continue
+        stem, dt, name = m.groups()
+        if name != "x" and name not in SAVED_SIDE:
+            continue  # outputs (y, dx, mean, rstd) and the backward's y
+        got = np.load(os.path.join(folder, f))
+        rows, cols = (1, got.shape[0]) if got.ndim == 1 else got.shape
+        if name == "mask":
+            want = harness_mask(torch, rows, cols, 1 * 7919 + SAVED_SIDE[name][0]).cpu().numpy()
+            n_bad = int((want.reshape(got.shape) != got).sum())
+        else:
+            store = "f32" if stem.startswith("cast_from_f32_") and name == "x" else dt
+            seed, scale, shift = (1, 1.0, 0.0) if name == "x" else (1 * 7919 + SAVED_SIDE[name][0],) + SAVED_SIDE[name][1:]
+            want = harness_fill(torch, rows, cols, dtypes[store], seed, name == "x", scale, shift).double().cpu().numpy()
+            want, g = want.reshape(got.shape), got.astype(np.float64)
+            tol = ulp[store] * np.abs(want) + 1e-7
+            n_bad = int((np.abs(g - want) > tol).sum())
+        checked += 1
+        if n_bad:
+            bad += 1
+            print(f"MISMATCH {f}: {n_bad} of {got.size} elements differ from the harness's fill")
+    print(f"{checked} saved inputs compared, {bad} differ")
+    if checked == 0:
+        print(f"no saved inputs in {folder}: nothing was compared", file=sys.stderr)
+        return 1
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--filter", default="", help="run only the benchmarks whose name this regex matches")
+    ap.add_argument("--check-fill", metavar="DIR", help="compare the inputs a chapter's --save wrote into DIR "
+                    "with this script's fill, and exit (non-zero on a mismatch)")
     args = ap.parse_args()
+    if not args.out and not args.check_fill:
+        print("--out FILE.json is required (or --check-fill DIR)", file=sys.stderr)
+        return 2
     try:
         selected = re.compile(args.filter)
     except re.error as e:
@@ -74,6 +198,9 @@ def main():
         print("SKIPPED: PyTorch sees no CUDA GPU: the PyTorch peer is not run")
         return 77
     dev = torch.device("cuda")
+    if args.check_fill:
+        import numpy as np
+        return check_fill(torch, np, args.check_fill)
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 50 << 20)
     flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device=dev)
@@ -141,9 +268,13 @@ def main():
         del fn
         torch.cuda.empty_cache()
 
-    def matrix(rows, cols, dt, seed=1):
-        g = torch.Generator(device=dev).manual_seed(seed)
-        return torch.randn(rows, cols, device=dev, dtype=torch.float32, generator=g).to(dtypes[dt])
+    # Every timed tensor holds what the harness's bench gives the same slot (common/course/bench.cu):
+    # input k from seed 1 + k, the first input with its outliers, LayerNorm's gamma centred on 1.
+    def matrix(rows, cols, dt, seed=1, shift=0.0):
+        return harness_fill(torch, rows, cols, dtypes[dt], seed, outliers=seed == 1, shift=shift, device=dev)
+
+    def mask(rows, cols, seed=2):
+        return harness_mask(torch, rows, cols, seed, device=dev).bool()
 
     rowwise = [QUICK] if args.quick else [STANDARD]
     for dt in dtypes:
@@ -165,25 +296,21 @@ def main():
                 n = rows * cols
                 def backward_maker(logf):
                     def make():
-                        x, dy = matrix(rows, cols, dt), matrix(rows, cols, dt, 2)
+                        y, dy = matrix(rows, cols, dt), matrix(rows, cols, dt, 2)  # as the harness's bench
                         if logf:
-                            y = torch.log_softmax(x, dim=-1)
                             return lambda: torch._log_softmax_backward_data(dy, y, -1, dtypes[dt])
-                        y = torch.softmax(x, dim=-1)
                         return lambda: torch._softmax_backward_data(dy, y, -1, dtypes[dt])
                     return make
                 run("softmax_backward", dt, rows, cols, backward_maker(False), 3 * n * s)
                 run("log_softmax_backward", dt, rows, cols, backward_maker(True), 3 * n * s)
                 def masked_make():  # what eager PyTorch runs for attention's scale-and-mask softmax
-                    x = matrix(rows, cols, dt)
-                    g = torch.Generator(device=dev).manual_seed(3)
-                    mask = torch.rand(rows, cols, device=dev, generator=g) < 0.25
-                    return lambda: torch.softmax((x * 1.7).masked_fill(mask, float("-inf")), dim=-1)
+                    x, m = matrix(rows, cols, dt), mask(rows, cols)
+                    return lambda: torch.softmax((x * 1.7).masked_fill(m, float("-inf")), dim=-1)
                 run("scale_mask_softmax", dt, rows, cols, masked_make, 2 * n * s + n)
                 def ln_make():
                     x = matrix(rows, cols, dt)
-                    w = (1 + 0.5 * torch.randn(cols, device=dev)).to(dtypes[dt])
-                    bias = torch.randn(cols, device=dev).to(dtypes[dt])
+                    w = matrix(1, cols, dt, 2, shift=1.0).view(cols)
+                    bias = matrix(1, cols, dt, 3).view(cols)
                     return lambda: F.layer_norm(x, (cols,), w, bias, 1e-5)
                 run("layer_norm", dt, rows, cols, ln_make, 2 * n * s + 2 * cols * s + 8 * rows)
         for rows, cols in ([(442368, 128)] if not args.quick else []) + [(r, c) for r in rowwise[0][0] for c in rowwise[0][1]]:
@@ -230,8 +357,9 @@ def main():
            "copy_method": f"torch copy_ device-to-device of {copy_bytes / 1e9:.1f} GB, bytes read + written, median of {ITERS}",
            "timing_method": f"L2 flushed (memset of 2x L2) before each launch, one event pair per launch, at least "
                             f"{WARMUP} warm-up launches (flushed) and {warmup_s * 1e3:g} ms of them, median of {iters}",
-           "input_fill": "torch.randn (the backward's y: softmax or log_softmax of randn; LayerNorm's weight 1 + "
-                         "0.5 randn), not the harness's fill (docs/harness.md, \"What the inputs hold\")",
+           "input_fill": "the harness's (common/course/device.cu, computed by this script): first input normal(0, 1), "
+                         "about 1 value in 61 x 20; other inputs: normal(0, 1) (LayerNorm's gamma + 1); the mask "
+                         "as the harness's",
            "sweep": "quick" if args.quick else "standard"}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
