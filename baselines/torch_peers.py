@@ -8,17 +8,19 @@ Bandwidth is the course's bytes model (common/course/ops.cpp) over the median, a
 a 4 GiB device-to-device copy measured in the same process. Benchmark names follow the harness:
 op/torch/dtype/rows:R/cols:C.
 
-Inputs: the values the harness times (its fill, computed here on the GPU; --check-fill DIR compares
-them with the inputs a chapter's --verify --save wrote): at a few MB per tensor the values moved
-change the time (docs/harness.md, "What the inputs hold"). As in the harness's benchmarks, the
-backward's y is that fill, not a softmax of it: both time the same values.
+Inputs: the values the harness's benchmarks time (its fill, computed here on the GPU; --check-fill
+DIR compares them with the inputs a chapter's --verify --save wrote): normal(0, 1), or with
+--input-fill outliers, as the harness's flag, x with 1 value in 61 scaled by 20. The values change
+the time: by a few percent at a few MB per tensor, and PyTorch's by much more on the outliers
+(docs/harness.md, "What the inputs hold"). As in the harness, the backward's y is that fill, not a
+softmax of it: both time the same values.
 
 Backward: torch._softmax_backward_data / torch._log_softmax_backward_data (what autograd calls),
 three tensors moved. scale_mask_softmax: the eager expression softmax((x * 1.7).masked_fill(mask,
 -inf)), several kernels, timed as one call.
 
-Usage: torch_peers.py [--quick] [--filter REGEX] --out FILE.json    (exit 77 when PyTorch or a GPU
-is missing), or torch_peers.py --check-fill DIR. --filter runs only the benchmarks whose name
+Usage: torch_peers.py [--quick] [--filter REGEX] [--input-fill normal|outliers] --out FILE.json
+(exit 77 when PyTorch or a GPU is missing), or torch_peers.py --check-fill DIR. --filter runs only the benchmarks whose name
 REGEX matches (re.search), as Google Benchmark's --benchmark_filter does for the harness.
 """
 import argparse
@@ -182,6 +184,8 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--filter", default="", help="run only the benchmarks whose name this regex matches")
+    ap.add_argument("--input-fill", choices=("normal", "outliers"), default="normal",
+                    help="the timed values, as the harness's flag: normal(0, 1), or x with 1 value in 61 x 20")
     ap.add_argument("--check-fill", metavar="DIR", help="compare the inputs a chapter's --save wrote into DIR "
                     "with this script's fill, and exit (non-zero on a mismatch)")
     args = ap.parse_args()
@@ -274,9 +278,11 @@ def main():
         torch.cuda.empty_cache()
 
     # Every timed tensor holds what the harness's bench gives the same slot (common/course/bench.cu):
-    # input k from seed 1 + k, the first input with its outliers, LayerNorm's gamma centred on 1.
+    # input k from seed 1 + k, LayerNorm's gamma centred on 1, and with --input-fill outliers the
+    # first input with the suite's outliers.
     def matrix(rows, cols, dt, seed=1, shift=0.0):
-        return harness_fill(torch, rows, cols, dtypes[dt], seed, outliers=seed == 1, shift=shift, device=dev)
+        return harness_fill(torch, rows, cols, dtypes[dt], seed, outliers=seed == 1 and args.input_fill == "outliers",
+                            shift=shift, device=dev)
 
     def mask(rows, cols, seed=2):
         return harness_mask(torch, rows, cols, seed, device=dev).bool()
@@ -362,9 +368,10 @@ def main():
            "copy_method": f"torch copy_ device-to-device of {copy_bytes / 1e9:.1f} GB, bytes read + written, median of {ITERS}",
            "timing_method": f"L2 flushed (memset of 2x L2) before each launch, one event pair per launch, at least "
                             f"{WARMUP} warm-up launches (flushed) and {warmup_s * 1e3:g} ms of them, median of {iters}",
-           "input_fill": "the harness's (common/course/device.cu, computed by this script): first input normal(0, 1), "
-                         "about 1 value in 61 x 20; other inputs: normal(0, 1) (LayerNorm's gamma + 1); the mask "
-                         "as the harness's",
+           "input_fill": ("outliers: first input normal(0, 1), about 1 value in 61 x 20; other inputs normal(0, 1) "
+                          "(LayerNorm's gamma + 1); a mask as the suite's" if args.input_fill == "outliers" else
+                          "normal: every input normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's")
+                         + " (the harness's fill, common/course/device.cu, computed by this script)",
            "sweep": "quick" if args.quick else "standard"}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

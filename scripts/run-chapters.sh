@@ -1,20 +1,23 @@
 #!/bin/bash
-# run-chapters.sh [--quick] [--bin DIR] [--out DIR] [chNN ...]
+# run-chapters.sh [--quick] [--bin DIR] [--out DIR] [--input-fill normal|outliers] [chNN ...]
 # For each chapter executable (all of them by default): its --verify suite, then its benchmark
 # sweep, writing Google Benchmark JSON to DIR/<chapter>.json (default plots/data/<gpu-slug>/).
+# --input-fill: the values the benchmarks time (the chapters' flag; normal by default).
 # Stops at the first failed verification: numbers of a wrong kernel are not worth keeping.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/bin"
 out=""
 quick=()
+fill=()
 chapters=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=(--quick) ;;
     --bin) bin=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    --input-fill) fill=(--input-fill "$2"); shift ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
     ch[0-9][0-9]*) chapters+=("$1") ;;
     *) echo "run-chapters.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -60,5 +63,5 @@ for exe in "${selected[@]}"; do
   fi
   rm -f "$out/$name.verify.log"
   echo "=== $name: benchmark"
-  "$exe" "${quick[@]}" --benchmark_out="$out/$name.json" --benchmark_out_format=json || exit 1
+  "$exe" "${quick[@]}" "${fill[@]}" --benchmark_out="$out/$name.json" --benchmark_out_format=json || exit 1
 done

@@ -19,7 +19,7 @@ int64_t parse_int(const std::string& flag, const std::string& value) {
 
 Options parse_args(int argc, const char* const* argv) {
   Options o;
-  bool verify = false, list = false, info = false, help = false;
+  bool verify = false, list = false, info = false, help = false, input_fill = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--benchmark_", 0) == 0) {
@@ -77,6 +77,11 @@ Options parse_args(int argc, const char* const* argv) {
     } else if (flag == "--save") {
       o.save_dir = take_value();
       require(!o.save_dir.empty(), "--save needs a directory");
+    } else if (flag == "--input-fill") {
+      std::string v = take_value();
+      require(v == "normal" || v == "outliers", "--input-fill must be normal or outliers, got '", v, "'");
+      o.outliers = v == "outliers";
+      input_fill = true;
     } else if (flag == "--kernel") {
       o.kernel = take_value();
     } else {
@@ -105,6 +110,7 @@ Options parse_args(int argc, const char* const* argv) {
     require(o.offset == 0 || o.mode == Mode::bench, "--offset needs --verify or a benchmark");
   }
   if (o.mode != Mode::bench) require(o.benchmark_args.empty(), "--benchmark_* flags only apply to the benchmark sweep");
+  require(!input_fill || o.mode == Mode::bench, "--input-fill only applies to the benchmark sweep (the suite has its own fills)");
   return o;
 }
 
@@ -112,7 +118,9 @@ std::string usage(const std::string& program) {
   std::ostringstream s;
   s << "usage:\n"
     << "  " << program << " [--quick] [--kernel K] [--rows R --cols C] [--dtype T] [--benchmark_...]\n"
-    << "      run the benchmark sweep (rows 49152, cols 32..32768, f32/f16/bf16), or one shape\n"
+    << "      " << std::string(program.size(), ' ') << " [--input-fill normal|outliers]\n"
+    << "      run the benchmark sweep (rows 49152, cols 32..32768, f32/f16/bf16), or one shape;\n"
+    << "      inputs hold normal(0, 1) values, or with 'outliers' x has 1 value in 61 scaled by 20\n"
     << "  " << program << " --verify [--kernel K] [--dtype T] [--quick | --large]\n"
     << "      run the correctness suite (exit 1 on any failure), or the part of it for K and T\n"
     << "  " << program << " --verify --rows R --cols C [--dtype f32|f16|bf16] [--seed S]\n"

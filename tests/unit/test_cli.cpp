@@ -47,6 +47,15 @@ TEST(Cli, BenchmarkFlagsPassThrough) {
   EXPECT_EQ(o.benchmark_args[1], "--benchmark_out=x.json");
 }
 
+TEST(Cli, InputFillChoosesTheBenchmarkValues) {
+  EXPECT_FALSE(parse({}).outliers);  // plain normal values by default
+  EXPECT_FALSE(parse({"--input-fill", "normal"}).outliers);
+  EXPECT_TRUE(parse({"--input-fill=outliers", "--rows", "4", "--cols", "8"}).outliers);
+  EXPECT_THROW(parse({"--input-fill", "uniform"}), UsageError);
+  EXPECT_THROW(parse({"--input-fill"}), UsageError);                         // missing value
+  EXPECT_THROW(parse({"--verify", "--input-fill", "outliers"}), UsageError);  // the suite has its own fills
+}
+
 TEST(Cli, RowsZeroIsAllowedColsZeroIsNot) {
   EXPECT_EQ(*parse({"--verify", "--rows", "0", "--cols", "5"}).rows, 0);
   EXPECT_THROW(parse({"--verify", "--rows", "1", "--cols", "0"}), UsageError);
@@ -86,6 +95,6 @@ TEST(Cli, ErrorsNameTheArgument) {
 TEST(Cli, UsageMentionsEveryFlag) {
   std::string u = course::usage("chXX");
   for (const char* f : {"--verify", "--rows", "--cols", "--dtype", "--seed", "--offset", "--save", "--list", "--quick",
-                        "--kernel", "--large"})
+                        "--kernel", "--large", "--input-fill"})
     EXPECT_NE(u.find(f), std::string::npos) << f;
 }
