@@ -521,6 +521,20 @@ def fmt_vs_copy(ch, copy_ch, op=None, kernel=None):
     return "\n".join(lines)
 
 
+def input_fill(ctx):
+    """The values a result file timed, from its context's `input_fill`: 'normal', 'outliers', or
+    'not recorded' (files written before the harness stamped it). Early stamps, before the
+    --input-fill flag, described the outlier fill without naming it."""
+    f = str(ctx.get("input_fill", ""))
+    if not f:
+        return "not recorded"
+    if f.startswith("normal"):
+        return "normal"
+    if f.startswith(("outliers", "first input", "the harness's")):
+        return "outliers"
+    return f.split(" (")[0][:40]
+
+
 def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
     """Markdown table: the chapter's kernel for op at each cols (`kernel`, or its best one) against
     each peer that has op, per dtype."""
@@ -568,6 +582,15 @@ def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
     lines.append(f"GB/s, {op}, rows = {rows}. Ours: `{chapter}`'s {which} (copy line "
                  f"{ch['copy_gbps']:.0f} GB/s, commit {str(ch['context'].get('git_commit', '?'))[:7]}). "
                  f"Peers, by the same method (`make compare`): {ctxs}. **>=** marks ours at or above every peer.")
+    fills = {"ours": input_fill(ch["context"]), **{p: input_fill(peers[p]["context"]) for p in names}}
+    if len(set(fills.values())) == 1:
+        lines[-1] += f" Every side timed the same values: {fills['ours']} (`input_fill`)."
+    else:
+        lines.append("")
+        lines.append("**The sides timed different values** (`input_fill`: " +
+                     "; ".join(f"{k} {v}" for k, v in fills.items()) +
+                     "): at a few MB per tensor, and for PyTorch's softmax at every size, the values change the "
+                     "time (`docs/harness.md`, \"What the inputs hold\").")
     if under:
         lines.append("")
         lines.append("Under a peer in this run: " + "; ".join(under) + ". Spread: the 10th to 90th percentile "

@@ -60,6 +60,19 @@ check("f32 at 32:" not in table, "fmt_peers: a point above its peer is not liste
 level = data([result("softmax", "cudnn", "f32", 32, 1000, 0.5), result("softmax", "cudnn", "f32", 64, 1900, 0.7)])
 table = plot.fmt_peers({"ch12_test": ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
 check("Under a peer" not in table, "fmt_peers: no 'Under a peer' line when every point is at or above (a tie counts)")
+check("The sides timed different values" not in table and "same values: not recorded" in table,
+      "fmt_peers: sides that both lack input_fill are the same (not recorded)")
+# fmt_peers names the values each side timed, and says so loudly when they differ.
+ours["context"]["input_fill"] = "normal: every input normal(0, 1)"
+level["context"]["input_fill"] = "normal: every input normal(0, 1)"
+table = plot.fmt_peers({"ch12_test": ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
+check("Every side timed the same values: normal" in table, "fmt_peers: equal input fills are named once")
+level["context"]["input_fill"] = "outliers: first input normal(0, 1), about 1 value in 61 x 20"
+table = plot.fmt_peers({"ch12_test": ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
+check("**The sides timed different values** (`input_fill`: ours normal; cudnn outliers)" in table,
+      "fmt_peers: different input fills are flagged under the table")
+check(plot.input_fill({"input_fill": "first input: normal(0, 1), about 1 value in 61 x 20"}) == "outliers"
+      and plot.input_fill({}) == "not recorded", "input_fill: early stamps read as outliers, none as not recorded")
 
 # fmt_twins: production against the forced path the dispatch chose.
 paths = {"paths": [{"op": "softmax", "dtype": "f32", "rows": 49152, "cols": 32, "path": "warp"},
