@@ -20,8 +20,9 @@ three tensors moved. scale_mask_softmax: the eager expression softmax((x * 1.7).
 -inf)), several kernels, timed as one call.
 
 Usage: torch_peers.py [--quick] [--filter REGEX] [--input-fill normal|outliers] --out FILE.json
-(exit 77 when PyTorch or a GPU is missing), or torch_peers.py --check-fill DIR. --filter runs only the benchmarks whose name
-REGEX matches (re.search), as Google Benchmark's --benchmark_filter does for the harness.
+(exit 77 when PyTorch or a GPU is missing), or torch_peers.py --check-fill DIR. --filter runs
+only the benchmarks whose name REGEX matches (re.search), as Google Benchmark's --benchmark_filter
+does for the harness.
 """
 import argparse
 import json

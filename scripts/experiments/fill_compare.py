@@ -12,7 +12,11 @@ import collections
 import json
 import statistics
 import sys
+import os
 import tarfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from plot import input_fill  # noqa: E402  (the fill a result's context names)
 
 
 def load(path):
@@ -39,7 +43,7 @@ def main(argv):
     for f in sorted(set(a) & set(b)):
         ca, cb = a[f][0], b[f][0]
         out.append(f"| {f} | {ca.get('gpu_uuid', '?')[:12]} / {cb.get('gpu_uuid', '?')[:12]} | "
-                   f"{ca.get('input_fill', '?').split(':')[0]} / {cb.get('input_fill', '?').split(':')[0]} | "
+                   f"{input_fill(ca)} / {input_fill(cb)} | "
                    f"{float(ca['copy_bytes_per_second']) / 1e9:.0f} / {float(cb['copy_bytes_per_second']) / 1e9:.0f} |")
     out += ["", f"Normal against outliers, GB/s ratio in percent (+: faster on normal values). Shapes past "
                 f"{over:g}%: the largest five.", "",
