@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include "course/convert.cuh"
@@ -199,6 +201,18 @@ __global__ void read_all_kernel(const uint4* __restrict__ p, int64_t n, uint4* s
 L2Flusher::L2Flusher(int64_t l2_bytes) : buf_(static_cast<size_t>(2 * std::max<int64_t>(l2_bytes, 1 << 20))) {
   const char* mode = std::getenv("COURSE_L2_FLUSH");
   clean_ = mode && std::string(mode) == "clean";
+  if (mode && !clean_ && *mode) throw std::runtime_error(std::string("COURSE_L2_FLUSH: unknown mode '") + mode + "' (clean or unset)");
+  method_ = clean_ ? "memset+read" : "memset";
+  if (const char* b = std::getenv("COURSE_L2_FLUSH_BYTE"); b && *b) {
+    char* end = nullptr;
+    const long v = std::strtol(b, &end, 0);
+    if (*end || v < 0 || v > 255)
+      throw std::runtime_error(std::string("COURSE_L2_FLUSH_BYTE: '") + b + "' is not a byte value (0-255)");
+    fixed_byte_ = int(v);
+    char hex[16];
+    std::snprintf(hex, sizeof hex, " of 0x%02x", fixed_byte_);
+    method_ += hex;
+  }
   if (clean_) {
     read_buf_ = DeviceBuffer(buf_.bytes());
     sink_ = DeviceBuffer(sizeof(uint4));
@@ -207,7 +221,7 @@ L2Flusher::L2Flusher(int64_t l2_bytes) : buf_(static_cast<size_t>(2 * std::max<i
 }
 
 void L2Flusher::flush(cudaStream_t s) {
-  CUDA_CHECK(cudaMemsetAsync(buf_.get(), ++value_, buf_.bytes(), s));
+  CUDA_CHECK(cudaMemsetAsync(buf_.get(), fixed_byte_ >= 0 ? fixed_byte_ : ++value_, buf_.bytes(), s));
   if (clean_) {
     const int64_t n = int64_t(read_buf_.bytes() / sizeof(uint4));
     read_all_kernel<<<sm_count() * 4, 512, 0, s>>>(static_cast<const uint4*>(read_buf_.get()), n,

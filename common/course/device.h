@@ -97,17 +97,22 @@ unsigned resident_grid(int64_t items, int64_t items_per_block, int block_threads
 /// it evicts them. `clean` mode (environment COURSE_L2_FLUSH=clean, for experiments) follows the
 /// memset with a read of a second buffer of the same size, so that the write-back happens before
 /// the timed region and the kernel finds L2 full of clean lines.
+///
+/// The memset writes a new byte each time (1, 2, ..., 255, 0, 1, ...). COURSE_L2_FLUSH_BYTE=N (0-255, for
+/// experiments) makes it write N every time: the lines the timed kernel writes back then all hold N.
 class L2Flusher {
  public:
   explicit L2Flusher(int64_t l2_bytes);
   void flush(cudaStream_t s);
-  /// "memset" (the course's method) or "memset+read" (clean mode).
-  const char* method() const { return clean_ ? "memset+read" : "memset"; }
+  /// "memset" (the course's method), "memset+read" (clean mode), each with " of 0xNN" for a fixed byte.
+  const std::string& method() const { return method_; }
 
  private:
   DeviceBuffer buf_, read_buf_, sink_;
   uint8_t value_ = 0;
+  int fixed_byte_ = -1;  // -1: a new byte each flush
   bool clean_ = false;
+  std::string method_;
 };
 
 }  // namespace course
