@@ -7,13 +7,17 @@
 # (their shapes and DRAM bytes; the memcpy is not among them: it runs as nothing Nsight Compute
 # profiles).
 # Output: OUTDIR/times.txt, OUTDIR/kernels.ncu.csv.
+# copy_shapes.sh OUTDIR MB...: the given sizes only (MB each way), OUTDIR/times.txt, no profile.
 set -uo pipefail
 out=$1
+shift
+sizes=${*:-2 3 4 6 12 24 32 64}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 exe=$(mktemp -d)/copy_shapes
 nvcc -O2 -arch=native -o "$exe" "$here/copy_shapes.cu" || exit 1
-for mb in 2 3 4 6 12 24 32 64; do "$exe" $mb 41 || exit 1; done | tee "$out/times.txt"
+for mb in $sizes; do "$exe" $mb 41 || exit 1; done | tee "$out/times.txt"
+[ $# -eq 0 ] || exit 0
 M=gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,dram__bytes_read.sum,dram__bytes_write.sum
 ncu --clock-control none --cache-control none --replay-mode application --csv --page raw --metrics $M \
     --launch-count 60 "$exe" 6 3 2>&1 | grep '^"' > "$out/kernels.ncu.csv"

@@ -7,8 +7,8 @@ by 20, most of those exponentials are tiny, many below the smallest normal float
 the course's method in short (a memset of 100 MB before each launch, one event pair, the median of
 15 after 5 warm-ups): softmax and log-softmax on several fills, with the share of outputs under
 FLT_MIN; then fp32 exp, division and multiplication on operands or results that are normal or
-tiny. Usage: torch_softmax_values.py (prints a text report). Not run yet: written when the
-session's device time was spent; its output is to go in experiments/input_fill/torch_values."""
+tiny. Usage: torch_softmax_values.py (prints a text report). Its output on the H100, and what it
+shows: plots/data/h100-80gb-hbm3/experiments/input_fill/torch_values and ../NOTES.md."""
 import os
 import statistics
 import sys
