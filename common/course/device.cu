@@ -198,22 +198,30 @@ __global__ void read_all_kernel(const uint4* __restrict__ p, int64_t n, uint4* s
 }
 }  // namespace
 
-L2Flusher::L2Flusher(int64_t l2_bytes) : buf_(static_cast<size_t>(2 * std::max<int64_t>(l2_bytes, 1 << 20))) {
-  const char* mode = std::getenv("COURSE_L2_FLUSH");
-  clean_ = mode && std::string(mode) == "clean";
-  if (mode && !clean_ && *mode) throw std::runtime_error(std::string("COURSE_L2_FLUSH: unknown mode '") + mode + "' (clean or unset)");
-  method_ = clean_ ? "memset+read" : "memset";
-  if (const char* b = std::getenv("COURSE_L2_FLUSH_BYTE"); b && *b) {
+FlushMode flush_mode(const char* mode, const char* byte) {
+  FlushMode m;
+  const std::string ms = mode ? mode : "";
+  m.clean = ms == "clean";
+  if (!ms.empty() && !m.clean && ms != "memset")
+    throw std::runtime_error("COURSE_L2_FLUSH: unknown mode '" + ms + "' (memset, the default, or clean)");
+  m.method = m.clean ? "memset+read" : "memset";
+  if (byte && *byte) {
     char* end = nullptr;
-    const long v = std::strtol(b, &end, 0);
+    const long v = std::strtol(byte, &end, 10);
     if (*end || v < 0 || v > 255)
-      throw std::runtime_error(std::string("COURSE_L2_FLUSH_BYTE: '") + b + "' is not a byte value (0-255)");
-    fixed_byte_ = int(v);
+      throw std::runtime_error(std::string("COURSE_L2_FLUSH_BYTE: '") + byte + "' is not a byte value (0-255)");
+    m.fixed_byte = int(v);
     char hex[16];
-    std::snprintf(hex, sizeof hex, " of 0x%02x", fixed_byte_);
-    method_ += hex;
+    std::snprintf(hex, sizeof hex, " of 0x%02x", m.fixed_byte);
+    m.method += hex;
   }
-  if (clean_) {
+  return m;
+}
+
+L2Flusher::L2Flusher(int64_t l2_bytes)
+    : buf_(static_cast<size_t>(2 * std::max<int64_t>(l2_bytes, 1 << 20))),
+      mode_(flush_mode(std::getenv("COURSE_L2_FLUSH"), std::getenv("COURSE_L2_FLUSH_BYTE"))) {
+  if (mode_.clean) {
     read_buf_ = DeviceBuffer(buf_.bytes());
     sink_ = DeviceBuffer(sizeof(uint4));
     CUDA_CHECK(cudaMemset(read_buf_.get(), 1, read_buf_.bytes()));
@@ -221,8 +229,8 @@ L2Flusher::L2Flusher(int64_t l2_bytes) : buf_(static_cast<size_t>(2 * std::max<i
 }
 
 void L2Flusher::flush(cudaStream_t s) {
-  CUDA_CHECK(cudaMemsetAsync(buf_.get(), fixed_byte_ >= 0 ? fixed_byte_ : ++value_, buf_.bytes(), s));
-  if (clean_) {
+  CUDA_CHECK(cudaMemsetAsync(buf_.get(), mode_.fixed_byte >= 0 ? mode_.fixed_byte : ++value_, buf_.bytes(), s));
+  if (mode_.clean) {
     const int64_t n = int64_t(read_buf_.bytes() / sizeof(uint4));
     read_all_kernel<<<sm_count() * 4, 512, 0, s>>>(static_cast<const uint4*>(read_buf_.get()), n,
                                                    static_cast<uint4*>(sink_.get()));

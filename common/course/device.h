@@ -91,28 +91,36 @@ int64_t wave_blocks(int block_threads);
 /// every item, at most `waves` waves of the current device (grid_blocks in launch_math.h).
 unsigned resident_grid(int64_t items, int64_t items_per_block, int block_threads, int waves);
 
+/// How the flush runs, from the environment (read once, by L2Flusher).
+struct FlushMode {
+  bool clean = false;     ///< COURSE_L2_FLUSH=clean: the memset, then a read of a second buffer
+  int fixed_byte = -1;    ///< COURSE_L2_FLUSH_BYTE=N: the memset writes N every time; -1: a new byte each flush
+  std::string method;     ///< for the results' timing_method: "memset", "memset+read", each + " of 0xNN"
+};
+/// Parses COURSE_L2_FLUSH (`mode`: null, empty or "memset" for the course's method, or "clean") and
+/// COURSE_L2_FLUSH_BYTE (`byte`: null, empty, or 0-255 in decimal). Anything else throws
+/// std::runtime_error naming the variable.
+FlushMode flush_mode(const char* mode, const char* byte);
+
 /// Evicts L2 between timed launches by writing a buffer twice the L2's size (cudaMemsetAsync).
 ///
 /// The memset leaves L2 full of *dirty* lines, which the timed kernel then writes back to DRAM as
-/// it evicts them. `clean` mode (environment COURSE_L2_FLUSH=clean, for experiments) follows the
-/// memset with a read of a second buffer of the same size, so that the write-back happens before
-/// the timed region and the kernel finds L2 full of clean lines.
-///
-/// The memset writes a new byte each time (1, 2, ..., 255, 0, 1, ...). COURSE_L2_FLUSH_BYTE=N (0-255, for
-/// experiments) makes it write N every time: the lines the timed kernel writes back then all hold N.
+/// it evicts them. `clean` mode (for experiments) follows the memset with a read of a second buffer
+/// of the same size, so that the write-back happens before the timed region and the kernel finds L2
+/// full of clean lines. The memset writes a new byte each time (1, 2, ..., 255, 0, 1, ...), or a
+/// fixed one (for experiments: the lines the timed kernel writes back then all hold it). FlushMode
+/// has the environment variables.
 class L2Flusher {
  public:
   explicit L2Flusher(int64_t l2_bytes);
   void flush(cudaStream_t s);
   /// "memset" (the course's method), "memset+read" (clean mode), each with " of 0xNN" for a fixed byte.
-  const std::string& method() const { return method_; }
+  const std::string& method() const { return mode_.method; }
 
  private:
   DeviceBuffer buf_, read_buf_, sink_;
   uint8_t value_ = 0;
-  int fixed_byte_ = -1;  // -1: a new byte each flush
-  bool clean_ = false;
-  std::string method_;
+  FlushMode mode_;
 };
 
 }  // namespace course
