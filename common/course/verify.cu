@@ -1,5 +1,6 @@
 #include <sys/stat.h>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -54,10 +55,15 @@ std::vector<int64_t> rows_to_check(int64_t rows, int64_t cols, uint64_t seed) {
 std::vector<double> fetch_rows(const void* dev, DType t, int64_t cols, const std::vector<int64_t>& ids,
                                std::vector<char>* raw_out = nullptr) {
   const int es = dtype_size(t);
-  std::vector<char> raw(ids.size() * cols * es);
-  for (size_t i = 0; i < ids.size(); ++i)
-    CUDA_CHECK(cudaMemcpy(raw.data() + i * cols * es, static_cast<const char*>(dev) + ids[i] * cols * es, cols * es,
+  const size_t row_bytes = size_t(cols) * es;
+  std::vector<char> raw(ids.size() * row_bytes);
+  // One copy per run of consecutive rows: a case checked whole (up to 2^24 elements, tens of
+  // thousands of short rows) is one copy, not one per row.
+  for (size_t i = 0, n; i < ids.size(); i += n) {
+    for (n = 1; i + n < ids.size() && ids[i + n] == ids[i] + int64_t(n);) ++n;
+    CUDA_CHECK(cudaMemcpy(raw.data() + i * row_bytes, static_cast<const char*>(dev) + ids[i] * row_bytes, n * row_bytes,
                           cudaMemcpyDeviceToHost));
+  }
   std::vector<double> out(ids.size() * cols);
   for (size_t i = 0; i < out.size(); ++i) out[i] = load_as_double(raw.data(), t, int64_t(i));
   if (raw_out) *raw_out = std::move(raw);
@@ -426,6 +432,17 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
   };
   std::printf("%s on %s (%d SMs, sm_%d%d)\n", ch.id().c_str(), dev.name.c_str(), dev.sm_count, dev.cc_major,
               dev.cc_minor);
+  // The suite's wall time and its slowest cases, printed at the end: what to look at first when it
+  // is too slow to run often.
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  const Clock::time_point suite_start = Clock::now();
+  std::vector<std::pair<double, std::string>> slowest;  // longest first, at most 5
+  auto note_time = [&](double sec, const std::string& name) {
+    slowest.emplace_back(sec, name);
+    std::sort(slowest.begin(), slowest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (slowest.size() > 5) slowest.pop_back();
+  };
   int selected = 0;
   for (const Variant& v : ch.variants()) {
     if (!v.selected_by(opt.kernel)) continue;
@@ -453,6 +470,7 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
     }
     for (const Case& c : suite_cases(v, opt.quick, opt.large)) {
       Outcome o;
+      const Clock::time_point case_start = Clock::now();
       try {
         o = run_case(v, c, s, "");
       } catch (const CudaError& e) {
@@ -461,6 +479,7 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
         std::printf("%s: %d passed, %d failed, %d skipped\n", ch.id().c_str(), passed, failed, skipped);
         return 1;
       }
+      note_time(seconds_since(case_start), case_name(v, c));
       report(case_name(v, c), c.why, o);
     }
     if (opt.large) continue;
@@ -530,7 +549,11 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
   if (selected == 0)
     throw UsageError("no variant's name (--list) contains --kernel '" + opt.kernel + "'" +
                      (opt.dtype ? std::string(" and --dtype ") + dtype_name(*opt.dtype) : ""));
-  std::printf("%s: %d passed, %d failed, %d skipped\n", ch.id().c_str(), passed, failed, skipped);
+  for (size_t i = 0; i < slowest.size(); ++i)
+    std::printf("%s %.2f s %s\n", i == 0 ? "slowest cases:" : "              ", slowest[i].first,
+                slowest[i].second.c_str());
+  std::printf("%s: %d passed, %d failed, %d skipped in %.0f s\n", ch.id().c_str(), passed, failed, skipped,
+              seconds_since(suite_start));
   if (failed) return 1;
   return passed == 0 ? 77 : 0;
 }
