@@ -535,6 +535,12 @@ def input_fill(ctx):
     return f.split(" (")[0][:40]
 
 
+# A result whose timed launches spread (10th to 90th percentile) by more than this, in percent of
+# their median, was disturbed (by the host, most often: PyTorch's small ops), and its median is less
+# sure: its peer table says so.
+NOISY_SPREAD = 25
+
+
 def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
     """Markdown table: the chapter's kernel for op at each cols (`kernel`, or its best one) against
     each peer that has op, per dtype."""
@@ -558,7 +564,7 @@ def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
         return next((r["spread_pct"] for r in results if r["op"] == op and r["dtype"] == d and r["rows"] == rows
                      and r["cols"] == c and (kernel_name is None or r["kernel"] == kernel_name)), float("nan"))
 
-    under = []
+    under, noisy = [], []
     for c in sorted({c for d in dtypes for c in ours[d]}):
         cells = [str(c)]
         for d in dtypes:
@@ -568,6 +574,10 @@ def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
             mark = "" if o is None or top is None else (" **>=**" if o >= top else " (below)")
             cells.append(f"{o:.0f}{mark}" if o else "")
             cells += [f"{v:.0f}" if v else "" for _, v in row_peers]
+            if o is not None and spread(ch["results"], d, c, ours[d][c][1][4:]) > NOISY_SPREAD:
+                noisy.append(f"ours {d} at {c} ({spread(ch['results'], d, c, ours[d][c][1][4:]):.0f}%)")
+            noisy += [f"{p} {d} at {c} ({spread(peers[p]['results'], d, c):.0f}%)" for p, v in row_peers
+                      if v and spread(peers[p]["results"], d, c) > NOISY_SPREAD]
             if mark == " (below)":
                 p = next(p for p, v in row_peers if v == top)
                 k = ours[d][c][1][4:]  # best_course's "chNNkernel"
@@ -595,6 +605,10 @@ def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
         lines.append("")
         lines.append("Under a peer in this run: " + "; ".join(under) + ". Spread: the 10th to 90th percentile "
                      "of the timed launches, in percent of their median.")
+    if noisy:
+        lines.append("")
+        lines.append(f"Scattered in this run (spread over {NOISY_SPREAD}%: the launches were disturbed, by the host "
+                     "most often, and the median is less sure than the others): " + "; ".join(noisy) + ".")
     return "\n".join(lines)
 
 

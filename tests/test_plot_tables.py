@@ -3,7 +3,8 @@
 are known: test_plot_tables.py ROOT
 
 - fmt_peers marks a point at or above every peer with **>=**, one under with (below), and lists
-  each point under a peer with its gap and both sides' spreads (and no such line when none is);
+  each point under a peer with its gap and both sides' spreads (and no such line when none is),
+  and names the points of either side whose launches spread over NOISY_SPREAD (scattered);
 - fmt_twins compares `production` with the forced variant of the path the dispatch chose (warp
   or block_regs only), and refuses data with no such pair;
 - fmt_rounds takes medians over the rounds that have both sides and counts the rounds ours was
@@ -73,6 +74,15 @@ check("**The sides timed different values** (`input_fill`: ours normal; cudnn ou
       "fmt_peers: different input fills are flagged under the table")
 check(plot.input_fill({"input_fill": "first input: normal(0, 1), about 1 value in 61 x 20"}) == "outliers"
       and plot.input_fill({}) == "not recorded", "input_fill: early stamps read as outliers, none as not recorded")
+check("Scattered" not in table, "fmt_peers: no 'Scattered' line when every spread is small")
+# fmt_peers names the results whose launches scattered (spread over NOISY_SPREAD), on either side.
+noisy_peer = data([result("softmax", "cudnn", "f32", 32, 190, 79.1), result("softmax", "cudnn", "f32", 64, 1900, 25.0)])
+table = plot.fmt_peers({"ch12_test": ours}, {"cudnn": noisy_peer}, "ch12_test", "softmax", 49152, "production")
+check("Scattered in this run (spread over 25%" in table and "cudnn f32 at 32 (79%)" in table
+      and "at 64 (" not in table, "fmt_peers: a peer's spread over 25% is flagged, one of exactly 25% is not")
+noisy_ours = data([result("softmax", "production", "f32", 32, 1000, 30.0), result("softmax", "production", "f32", 64, 2000, 2.5)])
+table = plot.fmt_peers({"ch12_test": noisy_ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
+check("ours f32 at 32 (30%)" in table and "cudnn f32" not in table, "fmt_peers: our own disturbed point is flagged too")
 
 # fmt_twins: production against the forced path the dispatch chose.
 paths = {"paths": [{"op": "softmax", "dtype": "f32", "rows": 49152, "cols": 32, "path": "warp"},
