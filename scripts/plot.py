@@ -574,8 +574,9 @@ def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
             mark = "" if o is None or top is None else (" **>=**" if o >= top else " (below)")
             cells.append(f"{o:.0f}{mark}" if o else "")
             cells += [f"{v:.0f}" if v else "" for _, v in row_peers]
-            if o is not None and spread(ch["results"], d, c, ours[d][c][1][4:]) > NOISY_SPREAD:
-                noisy.append(f"ours {d} at {c} ({spread(ch['results'], d, c, ours[d][c][1][4:]):.0f}%)")
+            ours_spread = spread(ch["results"], d, c, ours[d][c][1][4:]) if o is not None else 0
+            if ours_spread > NOISY_SPREAD:
+                noisy.append(f"ours {d} at {c} ({ours_spread:.0f}%)")
             noisy += [f"{p} {d} at {c} ({spread(peers[p]['results'], d, c):.0f}%)" for p, v in row_peers
                       if v and spread(peers[p]["results"], d, c) > NOISY_SPREAD]
             if mark == " (below)":
