@@ -16,13 +16,16 @@ mkdir -p "$out"/ch00 "$out"/ch11 "$out"/ch12
 F00='^copy/memcpy/(f32|f16)/rows:49152/cols:(32|128|512|1024)/'
 F11='^(gelu|cast_from_f32)/pack/(f32|bf16)/rows:1/cols:(1048576|16777216)/'
 F12='^(softmax|log_softmax|softmax_backward|log_softmax_backward)/production/(f32|f16|bf16)/rows:49152/cols:(32|128|512|1024)/'
+bench() {  # BYTE BINARY FILTER OUTFILE
+  COURSE_L2_FLUSH_BYTE=$1 "$2" --benchmark_filter="$3" --benchmark_out="$4" --benchmark_out_format=json \
+    > /dev/null || exit 1
+}
 run() {  # MODE ROUND
   local mode=$1 round=$2 byte=""
   case $mode in zero) byte=0 ;; ff) byte=255 ;; esac
-  local json="--benchmark_out_format=json --benchmark_out=$out"
-  COURSE_L2_FLUSH_BYTE=$byte bin/ch00_bandwidth_ceiling --benchmark_filter="$F00" $json/ch00/${mode}_r$round.json > /dev/null || exit 1
-  COURSE_L2_FLUSH_BYTE=$byte bin/ch11_elementwise_template --benchmark_filter="$F11" $json/ch11/${mode}_r$round.json > /dev/null || exit 1
-  COURSE_L2_FLUSH_BYTE=$byte bin/ch12_production_softmax --benchmark_filter="$F12" $json/ch12/${mode}_r$round.json > /dev/null || exit 1
+  bench "$byte" bin/ch00_bandwidth_ceiling "$F00" "$out/ch00/${mode}_r$round.json"
+  bench "$byte" bin/ch11_elementwise_template "$F11" "$out/ch11/${mode}_r$round.json"
+  bench "$byte" bin/ch12_production_softmax "$F12" "$out/ch12/${mode}_r$round.json"
 }
 orders=("rot zero ff" "zero ff rot" "ff rot zero")
 for r in 1 2 3; do
