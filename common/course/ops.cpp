@@ -156,6 +156,36 @@ void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_
   }
 }
 
+void reference_parallel(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
+                        const std::vector<double*>& out, const Args& a, int threads) {
+  constexpr int64_t kGrain = 1 << 15;  // elements a thread takes at least: ~ms of float64 work
+  const OpSpec& spec = op_spec(op);
+  if (op_is_elementwise(op)) {  // every tensor rows x cols, seen flat
+    parallel_ranges(
+        rows * cols, kGrain,
+        [&](size_t, IndexRange r) {
+          std::vector<const double*> i2;
+          std::vector<double*> o2;
+          for (const double* p : in) i2.push_back(p + r.begin);
+          for (double* p : out) o2.push_back(p + r.begin);
+          reference(op, i2, 1, r.end - r.begin, o2, a);
+        },
+        threads);
+    return;
+  }
+  parallel_ranges(
+      rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(cols, 1)),
+      [&](size_t, IndexRange r) {
+        auto at = [&](Extent e) { return e == Extent::matrix ? r.begin * cols : e == Extent::per_row ? r.begin : 0; };
+        std::vector<const double*> i2;
+        std::vector<double*> o2;
+        for (size_t k = 0; k < in.size(); ++k) i2.push_back(in[k] + at(spec.inputs[k].extent));
+        for (size_t k = 0; k < out.size(); ++k) o2.push_back(out[k] + at(spec.outputs[k].extent));
+        reference(op, i2, r.end - r.begin, cols, o2, a);
+      },
+      threads);
+}
+
 Tolerance op_tolerance(Op op, DType t, int output) {
   switch (op) {
     case Op::copy:
@@ -216,6 +246,70 @@ Tolerance op_row_tolerance(Op op, DType t, int output, const std::vector<const d
       break;
   }
   return tol;
+}
+
+double round_to_type(DType t, double v) {
+  switch (t) {
+    case DType::f32:
+      return ref::round_to_f32(v);
+    case DType::f16:
+      return ref::round_to_f16(v);
+    case DType::bf16:
+      return ref::round_to_bf16(v);
+    case DType::u8:
+      return v;
+  }
+  return v;
+}
+
+CompareResult compare_output(Op op, DType t, int output, const std::vector<const double*>& in,
+                             const std::vector<double*>& ref, const double* got, int64_t rows, int64_t cols,
+                             const int64_t* row_ids, int threads) {
+  constexpr int64_t kGrain = 1 << 15;  // elements a thread takes at least
+  const OpSpec& spec = op_spec(op);
+  const DType ot = tensor_dtype(spec.outputs[size_t(output)].elem, t);
+  const int64_t width = spec.outputs[size_t(output)].extent == Extent::matrix ? cols : 1;
+  const double* want = ref[size_t(output)];
+  // Only a value past the type's largest finite one can round to +-inf.
+  const double max_finite = ot == DType::f16 ? 65504.0 : ot == DType::bf16 ? 0x1.fep127 : 0x1.fffffep127;
+  const bool exact = op_is_exact(op);
+  // Elementwise operations (the exact ones among them) in chunks of elements, under one
+  // tolerance; row-wise ones in chunks of rows, under each row's.
+  const bool flat = op_is_elementwise(op) || exact;
+  const int64_t units = flat ? rows * width : rows, unit = flat ? 1 : width;
+  std::vector<CompareResult> part(size_t(std::max(threads, 1)));
+  parallel_ranges(
+      units, std::max<int64_t>(1, kGrain / std::max<int64_t>(unit, 1)),
+      [&](size_t k, IndexRange u) {
+        const int64_t b = u.begin * unit, n = (u.end - u.begin) * unit;  // elements
+        std::vector<double> w(want + b, want + b + n);
+        for (double& v : w) {
+          if (exact)
+            v = round_to_type(ot, v);
+          else if (std::isfinite(v) && std::fabs(v) > max_finite && std::isinf(round_to_type(ot, v)))
+            v = round_to_type(ot, v);
+        }
+        CompareResult& p = part[k];
+        if (flat) {
+          // Exact: a tolerance of zero, and element_ok's NaN matching NaN.
+          p = compare(got + b, w.data(), 1, n, exact ? Tolerance{0, 0} : op_tolerance(op, t, output));
+          for (Mismatch& m : p.first) {  // chunk-relative columns to (row, col) of the tensor
+            const int64_t e = b + m.col;
+            m.row = row_ids ? row_ids[e / width] : e / width;
+            m.col = e % width;
+          }
+        } else {
+          for (int64_t i = u.begin; i < u.end; ++i) {
+            const Tolerance tol = op_row_tolerance(op, t, output, in, ref, i, cols);
+            const int64_t id = row_ids ? row_ids[i] : i;
+            merge(p, compare(got + i * width, w.data() + (i - u.begin) * width, 1, width, tol, &id));
+          }
+        }
+      },
+      threads);
+  CompareResult all;
+  for (const CompareResult& p : part) merge(all, p);
+  return all;
 }
 
 bool op_is_exact(Op op) {

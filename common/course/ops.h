@@ -9,6 +9,7 @@
 
 #include "course/compare.h"
 #include "course/dtype.h"
+#include "course/parallel.h"
 
 namespace course {
 
@@ -116,6 +117,12 @@ int64_t bytes_moved(Op op, int64_t rows, int64_t cols, DType t);
 void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
                const std::vector<double*>& out, const Args& a);
 
+/// reference() on `threads` host threads: a row-wise operation in chunks of whole rows, an
+/// elementwise one in chunks of elements. Each chunk is reference() on its part of the tensors,
+/// so the values are the same, element for element.
+void reference_parallel(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
+                        const std::vector<double*>& out, const Args& a, int threads = host_threads());
+
 /// The comparison's tolerance for output `output` (op_spec order) stored as `t`.
 Tolerance op_tolerance(Op op, DType t, int output = 0);
 
@@ -125,6 +132,21 @@ Tolerance op_tolerance(Op op, DType t, int output = 0);
 /// implementation loses those bits).
 Tolerance op_row_tolerance(Op op, DType t, int output, const std::vector<const double*>& in,
                            const std::vector<double*>& ref, int64_t r, int64_t cols);
+
+/// The value v as stored in type t: rounded once to nearest even (f32, f16, bf16); u8 as is.
+double round_to_type(DType t, double v);
+
+/// Output `output` of `op` (variant storage `t`) against its float64 reference, for `rows` rows
+/// (`cols` wide for a matrix output, 1 for a per-row one): `got` the kernel's values widened to
+/// double, `in` and `ref` as reference() takes and fills them, `row_ids` the rows' indices in
+/// the tensor for the report (nullptr: 0, 1, 2, ...). Exact operations must equal the reference rounded to the output
+/// type (NaN matching NaN); the others must be within op_row_tolerance of the reference as the
+/// output type holds it (a finite value past the type's range is +-inf there). The work is split
+/// over `threads` host threads in chunks of whole rows (of elements, for an elementwise
+/// operation) and merged in order: the same result, first mismatches included, as one thread.
+CompareResult compare_output(Op op, DType t, int output, const std::vector<const double*>& in,
+                             const std::vector<double*>& ref, const double* got, int64_t rows, int64_t cols,
+                             const int64_t* row_ids, int threads = host_threads());
 
 /// True when the output must equal the reference rounded to the output type (NaN matching NaN):
 /// copy, ReLU and the casts.

@@ -9,6 +9,7 @@
 
 #include "course/errors.h"
 #include "course/npy.h"
+#include "course/parallel.h"
 #include "course/reference.h"
 #include "course/verify.h"
 
@@ -19,6 +20,15 @@ constexpr int64_t kGuard = 64;              // poisoned elements after each view
 constexpr int64_t kCheckAllUpTo = 1 << 24;  // beyond this many elements, sample rows
 constexpr uint8_t kNaNPoison = 0xFF;        // NaN in f32, f16 and bf16
 constexpr uint8_t kFinitePoison = 0x7B;     // 1.3e36 (f32, bf16), 61280 (f16): finite, far off
+constexpr int64_t kGrain = 1 << 15;         // elements a host thread takes at least (parallel.h)
+
+// f(i) for every i in [0, n), on the host threads (each i independent of the others).
+template <typename F>
+void for_each_index(int64_t n, F&& f) {
+  parallel_ranges(n, kGrain, [&](size_t, IndexRange r) {
+    for (int64_t i = r.begin; i < r.end; ++i) f(i);
+  });
+}
 
 bool fits(const Variant& v, int64_t cols) { return v.limits.max_cols == 0 || cols <= v.limits.max_cols; }
 
@@ -65,7 +75,7 @@ std::vector<double> fetch_rows(const void* dev, DType t, int64_t cols, const std
                           cudaMemcpyDeviceToHost));
   }
   std::vector<double> out(ids.size() * cols);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = load_as_double(raw.data(), t, int64_t(i));
+  for_each_index(int64_t(out.size()), [&](int64_t i) { out[i] = load_as_double(raw.data(), t, i); });
   if (raw_out) *raw_out = std::move(raw);
   return out;
 }
@@ -95,21 +105,6 @@ struct Outcome {
   std::string detail;
 };
 
-// The value `v` as stored in type t (the exact operations' expected output).
-double round_to(DType t, double v) {
-  switch (t) {
-    case DType::f32:
-      return ref::round_to_f32(v);
-    case DType::f16:
-      return ref::round_to_f16(v);
-    case DType::bf16:
-      return ref::round_to_bf16(v);
-    case DType::u8:
-      return v;
-  }
-  return v;
-}
-
 // How the inputs other than x are filled: normal(0, 1) without outliers or special rows, each
 // from its own seed; the first per-column input (LayerNorm's gamma) centred on 1.
 FillSpec side_input_fill(const FillSpec& x_fill, int k, bool first_per_col) {
@@ -133,19 +128,10 @@ void make_forward_output(void* dev, DType t, int64_t rows, int64_t cols, bool lo
   CUDA_CHECK(cudaStreamSynchronize(s));
   CUDA_CHECK(cudaMemcpy(raw.data(), dev, raw.size(), cudaMemcpyDeviceToHost));
   std::vector<double> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) x[i] = load_as_double(raw.data(), t, i);
-  (log ? ref::log_softmax : ref::softmax)(x.data(), rows, cols, y.data());
-  for (int64_t i = 0; i < n; ++i) store_from_double(raw.data(), t, i, y[i]);
+  for_each_index(n, [&](int64_t i) { x[i] = load_as_double(raw.data(), t, i); });
+  reference_parallel(log ? Op::log_softmax : Op::softmax, {x.data()}, rows, cols, {y.data()}, Args{});
+  for_each_index(n, [&](int64_t i) { store_from_double(raw.data(), t, i, y[i]); });
   CUDA_CHECK(cudaMemcpy(dev, raw.data(), raw.size(), cudaMemcpyHostToDevice));
-}
-
-// The reference as the output type can hold it: a finite value past the type's range rounds to
-// +-inf, and an output of +-inf there is the right answer (fp16 overflows at 65520).
-std::vector<double> saturate(const std::vector<double>& ref, DType t) {
-  std::vector<double> out(ref);
-  for (double& v : out)
-    if (std::isfinite(v) && std::isinf(round_to(t, v))) v = round_to(t, v);
-  return out;
 }
 
 // Runs one case: fill, poison NaN, launch, check guards; poison finite, launch, check the two
@@ -286,7 +272,7 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
     ref[k].resize(got[k].size());
     ref_ptr.push_back(ref[k].data());
   }
-  reference(v.op, in_ptr, int64_t(ids.size()), c.cols, ref_ptr, a);
+  reference_parallel(v.op, in_ptr, int64_t(ids.size()), c.cols, ref_ptr, a);
 
   if (!save_dir.empty()) {
     mkdir(save_dir.c_str(), 0755);
@@ -311,26 +297,8 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   bool all_ok = true;
   for (size_t k = 0; k < nout; ++k) {
     const OutputSpec& o = spec.outputs[k];
-    const DType ot = tensor_dtype(o.elem, v.dtype);
-    const int64_t width = o.extent == Extent::matrix ? c.cols : 1;
-    CompareResult r;
-    if (op_is_exact(v.op)) {  // the reference rounded to the output type, NaN matching NaN
-      r.checked = int64_t(got[k].size());
-      for (int64_t i = 0; i < r.checked; ++i) {
-        const double want = round_to(ot, ref[k][i]);
-        const bool same = std::isnan(want) ? std::isnan(got[k][i]) : got[k][i] == want;
-        if (!same) {
-          ++r.failed;
-          if (r.first.size() < 8) r.first.push_back({ids[i / width], i % width, got[k][i], want});
-        }
-      }
-    } else {
-      const std::vector<double> want = saturate(ref[k], ot);
-      for (size_t i = 0; i < ids.size(); ++i) {
-        Tolerance tol = op_row_tolerance(v.op, v.dtype, int(k), in_ptr, ref_ptr, int64_t(i), c.cols);
-        merge(r, compare(got[k].data() + i * width, want.data() + i * width, 1, width, tol, &ids[i]));
-      }
-    }
+    const CompareResult r =
+        compare_output(v.op, v.dtype, int(k), in_ptr, ref_ptr, got[k].data(), int64_t(ids.size()), c.cols, ids.data());
     char buf[200];
     std::snprintf(buf, sizeof buf, "%s%smax_abs_err %.3g, max_rel_err %.3g over %lld elements",
                   details.empty() ? "" : "; ", nout > 1 ? (std::string(o.name) + ": ").c_str() : "", r.max_abs_err,
