@@ -1,4 +1,7 @@
 #include <sys/stat.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -61,9 +64,8 @@ std::vector<int64_t> rows_to_check(int64_t rows, int64_t cols, uint64_t seed) {
   return ids;
 }
 
-// Copies the listed rows of a device tensor to host, widened to double.
-std::vector<double> fetch_rows(const void* dev, DType t, int64_t cols, const std::vector<int64_t>& ids,
-                               std::vector<char>* raw_out = nullptr) {
+// Copies the listed rows of a device tensor to host, as stored.
+std::vector<char> fetch_rows(const void* dev, DType t, int64_t cols, const std::vector<int64_t>& ids) {
   const int es = dtype_size(t);
   const size_t row_bytes = size_t(cols) * es;
   std::vector<char> raw(ids.size() * row_bytes);
@@ -74,9 +76,13 @@ std::vector<double> fetch_rows(const void* dev, DType t, int64_t cols, const std
     CUDA_CHECK(cudaMemcpy(raw.data() + i * row_bytes, static_cast<const char*>(dev) + ids[i] * row_bytes, n * row_bytes,
                           cudaMemcpyDeviceToHost));
   }
-  std::vector<double> out(ids.size() * cols);
+  return raw;
+}
+
+// Host values of type t, widened exactly to double.
+std::vector<double> widen(const std::vector<char>& raw, DType t) {
+  std::vector<double> out(raw.size() / size_t(dtype_size(t)));
   for_each_index(int64_t(out.size()), [&](int64_t i) { out[i] = load_as_double(raw.data(), t, i); });
-  if (raw_out) *raw_out = std::move(raw);
   return out;
 }
 
@@ -218,22 +224,24 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   // The rows checked; per-row outputs are read at the same rows, per-column inputs whole.
   const auto ids = rows_to_check(c.rows, c.cols, c.seed);
   const std::vector<int64_t> row0{0};
-  auto fetch_tensor = [&](const void* dev, DType t, Extent e, std::vector<char>* raw) {
+  auto fetch_tensor = [&](const void* dev, DType t, Extent e) {
     switch (e) {
       case Extent::matrix:
-        return fetch_rows(dev, t, c.cols, ids, raw);
+        return fetch_rows(dev, t, c.cols, ids);
       case Extent::per_row:
-        return fetch_rows(dev, t, 1, ids, raw);
+        return fetch_rows(dev, t, 1, ids);
       default:
-        return fetch_rows(dev, t, c.cols, row0, raw);
+        return fetch_rows(dev, t, c.cols, row0);
     }
   };
   std::vector<std::vector<char>> in_raw(spec.inputs.size());  // read before any launch overwrites x
   std::vector<std::vector<double>> in_val(spec.inputs.size());
   CUDA_CHECK(cudaStreamSynchronize(s));
-  for (size_t k = 0; k < spec.inputs.size(); ++k)
-    in_val[k] = fetch_tensor(ins[k].data, tensor_dtype(spec.inputs[k].elem, v.dtype), spec.inputs[k].extent,
-                             &in_raw[k]);
+  for (size_t k = 0; k < spec.inputs.size(); ++k) {
+    const DType it = tensor_dtype(spec.inputs[k].elem, v.dtype);
+    in_raw[k] = fetch_tensor(ins[k].data, it, spec.inputs[k].extent);
+    in_val[k] = widen(in_raw[k], it);
+  }
   try {
     launch_with_poison(kNaNPoison);
   } catch (const UsageError& e) {
@@ -243,15 +251,17 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   const size_t nout = spec.outputs.size();
   std::vector<std::vector<char>> raw1(nout), raw2(nout);
   std::vector<std::vector<double>> got(nout);
-  for (size_t k = 0; k < nout; ++k)
-    got[k] = fetch_tensor(out_view(k).data, tensor_dtype(spec.outputs[k].elem, v.dtype), spec.outputs[k].extent,
-                          &raw1[k]);
+  for (size_t k = 0; k < nout; ++k) {
+    const DType ot = tensor_dtype(spec.outputs[k].elem, v.dtype);
+    raw1[k] = fetch_tensor(out_view(k).data, ot, spec.outputs[k].extent);
+    got[k] = widen(raw1[k], ot);
+  }
   launch_with_poison(kFinitePoison);
   if (!guards_ok(kFinitePoison)) return {Outcome::fail, "wrote outside its output view"};
   for (size_t k = 0; k < nout; ++k) {
     const DType ot = tensor_dtype(spec.outputs[k].elem, v.dtype);
     const int64_t width = spec.outputs[k].extent == Extent::matrix ? c.cols : 1;
-    fetch_tensor(out_view(k).data, ot, spec.outputs[k].extent, &raw2[k]);
+    raw2[k] = fetch_tensor(out_view(k).data, ot, spec.outputs[k].extent);
     if (raw1[k] != raw2[k]) {
       size_t i = 0;
       while (i < raw1[k].size() && raw1[k][i] == raw2[k][i]) ++i;
@@ -389,6 +399,14 @@ std::vector<Case> suite_cases(const Variant& v, bool quick, bool large) {
 }
 
 int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& dev) {
+#ifdef M_MMAP_THRESHOLD
+  // A case of 2^24 elements allocates and frees about a gigabyte of host buffers (raw bytes and
+  // doubles of every input, output and reference). glibc maps each block past 32 MB afresh and
+  // unmaps it on free, so every such case paid the kernel's page faults on all of it again, more
+  // than its float64 work on 16 threads. Kept in the heap instead, the next case reuses the pages.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, -1);
+#endif
   cudaStream_t s;
   CUDA_CHECK(cudaStreamCreate(&s));
   int passed = 0, failed = 0, skipped = 0;
