@@ -407,6 +407,7 @@ int run_verification(const Chapter& ch, const Options& opt, const DeviceInfo& de
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, -1);
 #endif
+  host_threads();  // a bad COURSE_HOST_THREADS is refused here, before any case runs
   cudaStream_t s;
   CUDA_CHECK(cudaStreamCreate(&s));
   int passed = 0, failed = 0, skipped = 0;
