@@ -158,11 +158,10 @@ void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_
 
 void reference_parallel(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
                         const std::vector<double*>& out, const Args& a, int threads) {
-  constexpr int64_t kGrain = 1 << 15;  // elements a thread takes at least: ~ms of float64 work
   const OpSpec& spec = op_spec(op);
   if (op_is_elementwise(op)) {  // every tensor rows x cols, seen flat
     parallel_ranges(
-        rows * cols, kGrain,
+        rows * cols, kHostGrain,
         [&](size_t, IndexRange r) {
           std::vector<const double*> i2;
           std::vector<double*> o2;
@@ -174,7 +173,7 @@ void reference_parallel(Op op, const std::vector<const double*>& in, int64_t row
     return;
   }
   parallel_ranges(
-      rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(cols, 1)),
+      rows, std::max<int64_t>(1, kHostGrain / std::max<int64_t>(cols, 1)),
       [&](size_t, IndexRange r) {
         auto at = [&](Extent e) { return e == Extent::matrix ? r.begin * cols : e == Extent::per_row ? r.begin : 0; };
         std::vector<const double*> i2;
@@ -265,7 +264,6 @@ double round_to_type(DType t, double v) {
 CompareResult compare_output(Op op, DType t, int output, const std::vector<const double*>& in,
                              const std::vector<double*>& ref, const double* got, int64_t rows, int64_t cols,
                              const int64_t* row_ids, int threads) {
-  constexpr int64_t kGrain = 1 << 15;  // elements a thread takes at least
   const OpSpec& spec = op_spec(op);
   const DType ot = tensor_dtype(spec.outputs[size_t(output)].elem, t);
   const int64_t width = spec.outputs[size_t(output)].extent == Extent::matrix ? cols : 1;
@@ -279,7 +277,7 @@ CompareResult compare_output(Op op, DType t, int output, const std::vector<const
   const int64_t units = flat ? rows * width : rows, unit = flat ? 1 : width;
   std::vector<CompareResult> part(size_t(std::max(threads, 1)));
   parallel_ranges(
-      units, std::max<int64_t>(1, kGrain / std::max<int64_t>(unit, 1)),
+      units, std::max<int64_t>(1, kHostGrain / std::max<int64_t>(unit, 1)),
       [&](size_t k, IndexRange u) {
         const int64_t b = u.begin * unit, n = (u.end - u.begin) * unit;  // elements
         std::vector<double> w(want + b, want + b + n);

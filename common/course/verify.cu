@@ -23,15 +23,6 @@ constexpr int64_t kGuard = 64;              // poisoned elements after each view
 constexpr int64_t kCheckAllUpTo = 1 << 24;  // beyond this many elements, sample rows
 constexpr uint8_t kNaNPoison = 0xFF;        // NaN in f32, f16 and bf16
 constexpr uint8_t kFinitePoison = 0x7B;     // 1.3e36 (f32, bf16), 61280 (f16): finite, far off
-constexpr int64_t kGrain = 1 << 15;         // elements a host thread takes at least (parallel.h)
-
-// f(i) for every i in [0, n), on the host threads (each i independent of the others).
-template <typename F>
-void for_each_index(int64_t n, F&& f) {
-  parallel_ranges(n, kGrain, [&](size_t, IndexRange r) {
-    for (int64_t i = r.begin; i < r.end; ++i) f(i);
-  });
-}
 
 bool fits(const Variant& v, int64_t cols) { return v.limits.max_cols == 0 || cols <= v.limits.max_cols; }
 
@@ -82,7 +73,7 @@ std::vector<char> fetch_rows(const void* dev, DType t, int64_t cols, const std::
 // Host values of type t, widened exactly to double.
 std::vector<double> widen(const std::vector<char>& raw, DType t) {
   std::vector<double> out(raw.size() / size_t(dtype_size(t)));
-  for_each_index(int64_t(out.size()), [&](int64_t i) { out[i] = load_as_double(raw.data(), t, i); });
+  parallel_for(int64_t(out.size()), [&](int64_t i) { out[i] = load_as_double(raw.data(), t, i); });
   return out;
 }
 
@@ -134,9 +125,9 @@ void make_forward_output(void* dev, DType t, int64_t rows, int64_t cols, bool lo
   CUDA_CHECK(cudaStreamSynchronize(s));
   CUDA_CHECK(cudaMemcpy(raw.data(), dev, raw.size(), cudaMemcpyDeviceToHost));
   std::vector<double> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
-  for_each_index(n, [&](int64_t i) { x[i] = load_as_double(raw.data(), t, i); });
+  parallel_for(n, [&](int64_t i) { x[i] = load_as_double(raw.data(), t, i); });
   reference_parallel(log ? Op::log_softmax : Op::softmax, {x.data()}, rows, cols, {y.data()}, Args{});
-  for_each_index(n, [&](int64_t i) { store_from_double(raw.data(), t, i, y[i]); });
+  parallel_for(n, [&](int64_t i) { store_from_double(raw.data(), t, i, y[i]); });
   CUDA_CHECK(cudaMemcpy(dev, raw.data(), raw.size(), cudaMemcpyHostToDevice));
 }
 
