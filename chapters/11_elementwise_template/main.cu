@@ -10,12 +10,13 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "course/device.h"
 #include "course/errors.h"
 #include "course/harness.h"
+#include "course/ops.h"
+#include "course/parallel.h"
 #include "course/reference.h"
 #include "elementwise.cuh"
 #include "functors.cuh"
@@ -146,9 +147,9 @@ bool check_narrow_all(cudaStream_t s, std::string* detail) {
   std::vector<uint32_t> in(kChunk);
   std::vector<uint16_t> out(kChunk);
   course::DeviceBuffer xb(kChunk * 4), yb(kChunk * 2);
-  const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<int64_t> bad(workers);
-  std::vector<uint32_t> first_bad(workers, 0);
+  // Per host thread (course/parallel.h): its count of wrong results and its first wrong pattern.
+  std::vector<int64_t> bad(size_t(course::host_threads()));
+  std::vector<uint32_t> first_bad(bad.size(), 0);
   int64_t total_bad = 0;
   uint32_t example = 0;
   for (int64_t base = 0; base < (int64_t(1) << 32); base += kChunk) {
@@ -162,20 +163,15 @@ bool check_narrow_all(cudaStream_t s, std::string* detail) {
     cast_from_f32<T>(a, s);
     CUDA_CHECK(cudaStreamSynchronize(s));
     CUDA_CHECK(cudaMemcpy(out.data(), yb.get(), kChunk * 2, cudaMemcpyDeviceToHost));
-    std::vector<std::thread> pool;
-    for (unsigned w = 0; w < workers; ++w) {
-      pool.emplace_back([&, w] {
-        bad[w] = 0;
-        for (int64_t i = w; i < kChunk; i += workers) {
-          float f;
-          std::memcpy(&f, &in[i], 4);
-          const double want = t == course::DType::f16 ? course::ref::round_to_f16(f) : course::ref::round_to_bf16(f);
-          if (!same_value(decode(out[i], t), want) && bad[w]++ == 0) first_bad[w] = in[i];
-        }
-      });
-    }
-    for (auto& th : pool) th.join();
-    for (unsigned w = 0; w < workers; ++w) {
+    std::fill(bad.begin(), bad.end(), 0);
+    course::parallel_ranges(kChunk, course::kHostGrain, [&](size_t w, course::IndexRange r) {
+      for (int64_t i = r.begin; i < r.end; ++i) {
+        float f;
+        std::memcpy(&f, &in[i], 4);
+        if (!same_value(decode(out[i], t), course::round_to_type(t, f)) && bad[w]++ == 0) first_bad[w] = in[i];
+      }
+    });
+    for (size_t w = 0; w < bad.size(); ++w) {  // in order: the first wrong pattern overall
       if (bad[w] && total_bad == 0) example = first_bad[w];
       total_bad += bad[w];
     }
@@ -208,7 +204,6 @@ bool check_gelu_all(void (*launcher)(const Args&, cudaStream_t), cudaStream_t s,
   // Patterns ordered by value: for finite same-sign values the distance in ulps is the distance
   // between the bit patterns.
   auto ordinal = [](uint16_t b) { return (b & 0x8000) ? -int(b & 0x7fff) : int(b); };
-  auto nearest = [&](double v) { return t == course::DType::f16 ? course::ref::round_to_f16(v) : course::ref::round_to_bf16(v); };
   int bad = 0, off = 0, max_ulps = 0, normal = 0;
   std::string first;
   for (int i = 0; i < 65536; ++i) {
@@ -221,7 +216,7 @@ bool check_gelu_all(void (*launcher)(const Args&, cudaStream_t), cudaStream_t s,
     // Rounding is compared where the result is a normal number of T; below, the absolute part of
     // the tolerance governs (the subnormal spacing is a fixed absolute step).
     const double min_normal = t == course::DType::f16 ? std::ldexp(1.0, -14) : std::ldexp(1.0, -126);
-    const double want = nearest(ref);
+    const double want = course::round_to_type(t, ref);
     if (!std::isfinite(ref) || !std::isfinite(got) || std::fabs(want) < min_normal) continue;
     ++normal;
     if (same_value(got, want)) continue;

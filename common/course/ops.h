@@ -138,12 +138,13 @@ double round_to_type(DType t, double v);
 
 /// Output `output` of `op` (variant storage `t`) against its float64 reference, for `rows` rows
 /// (`cols` wide for a matrix output, 1 for a per-row one): `got` the kernel's values widened to
-/// double, `in` and `ref` as reference() takes and fills them, `row_ids` the rows' indices in
-/// the tensor for the report (nullptr: 0, 1, 2, ...). Exact operations must equal the reference rounded to the output
-/// type (NaN matching NaN); the others must be within op_row_tolerance of the reference as the
-/// output type holds it (a finite value past the type's range is +-inf there). The work is split
-/// over `threads` host threads in chunks of whole rows (of elements, for an elementwise
-/// operation) and merged in order: the same result, first mismatches included, as one thread.
+/// double, `in` and `ref` as reference() takes and fills them, `row_ids` the rows' indices in the
+/// tensor for the report (nullptr: 0, 1, 2, ...). Exact operations must equal the reference
+/// rounded to the output type (NaN matching NaN); the others must be within op_row_tolerance of
+/// the reference as the output type holds it (a finite value past the type's range is +-inf
+/// there). The work is split over `threads` host threads in chunks of whole rows (of elements,
+/// for an elementwise operation) and merged in order: the same result, first mismatches
+/// included, as one thread.
 CompareResult compare_output(Op op, DType t, int output, const std::vector<const double*>& in,
                              const std::vector<double*>& ref, const double* got, int64_t rows, int64_t cols,
                              const int64_t* row_ids, int threads = host_threads());
