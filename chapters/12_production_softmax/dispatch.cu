@@ -12,7 +12,7 @@ namespace ch12 {
 namespace {
 
 // An empty kernel compiled like the others: its binary's architecture says whether this build
-// carries sm_90 code for this GPU (the cluster kernel is empty below sm_90).
+// carries sm_90 code for this GPU (the cluster and tile kernels are empty below sm_90).
 __global__ void probe_kernel() {}
 
 }  // namespace
@@ -25,10 +25,14 @@ const DeviceLimits& device_limits() {
     l.smem_optin = course::smem_per_block_optin();
     int dev = 0, cluster = 0;
     cudaFuncAttributes attr;
+    int major = 0;
     if (l.smem_optin > 0 && cudaGetDevice(&dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev) == cudaSuccess &&
-        cudaFuncGetAttributes(&attr, probe_kernel) == cudaSuccess)
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+        cudaFuncGetAttributes(&attr, probe_kernel) == cudaSuccess) {
       l.clusters = cluster != 0 && attr.binaryVersion >= 90;
+      l.bulk_copy = major >= 9 && attr.binaryVersion >= 90;
+    }
     cudaGetLastError();
     return l;
   }();
@@ -49,6 +53,8 @@ const char* path_name(Path p) {
       return "uncached";
     case Path::cluster:
       return "cluster";
+    case Path::tile:
+      return "tile";
     default:
       return "automatic";
   }
@@ -59,5 +65,7 @@ size_t unfused_workspace(int64_t rows, int64_t cols, course::DType) { return siz
 int64_t cluster_rows_below() { return detail::device_limits().clusters ? int64_t(course::sm_count()) / 2 : 0; }
 
 bool cluster_path_available() { return detail::device_limits().clusters; }
+
+bool tile_path_available() { return detail::device_limits().bulk_copy; }
 
 }  // namespace ch12

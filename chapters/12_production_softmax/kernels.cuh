@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "course/bulk_copy.cuh"
 #include "course/convert.cuh"
 #include "course/online_softmax.cuh"
 #include "course/pack.cuh"
@@ -172,76 +173,145 @@ struct RowRegs<Load, kPack, kPacks, true> {
 /// [row_regs]
 
 /// [warp_kernel]
-/// Chapter 04's warp kernel with functors, and log-softmax as a flag (a uniform branch). Every
-/// load of the group's rows is issued before any is used; the row stays in registers (RowRegs)
-/// for the three passes: max, sum of exponentials, write. Where the row is held as fp32, the
-/// softmax keeps the exponentials from the sum pass, as chapter 04 does: one `expf` per element.
-template <typename Load, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
-__global__ void __launch_bounds__(kWarpBlock)
-    softmax_warp_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
-  constexpr int kPacks = kColsPerThread / kPack;
+/// Chapter 04's warp kernel with functors, and log-softmax as a flag (a uniform branch): each
+/// group of kWidth lanes takes kRows rows at a time (warp_rows), grid-stride over the rows.
+/// Every load of the group's rows is issued before any is used; the row stays in registers
+/// (RowRegs) for the three passes: max, sum of exponentials, write. Where the row is held as
+/// fp32, the softmax keeps the exponentials from the sum pass, as chapter 04 does: one `expf` per
+/// element.
+template <int kPack, int kPacks, int kWidth, int kRows, int kRowStride, typename Load, typename Store>
+__device__ __forceinline__ void warp_rows(const Load& load, const Store& store, int64_t row0, int64_t rows,
+                                          int64_t cols, bool log) {
   const int lane = threadIdx.x % kWidth;
   const unsigned mask = course::group_mask<kWidth>();
-  const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
-  const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
   auto col_of = [&](int p) { return (int64_t(p) * kWidth + lane) * kPack; };
+  auto row_of = [&](int r) { return row0 + int64_t(r) * kRowStride; };  // the group's r-th row
   // Packs past the row's end (padding) and rows past the last are neither loaded nor used.
-  auto here = [&](int64_t row, int p) { return row < rows && col_of(p) < cols; };
+  auto here = [&](int r, int p) { return row_of(r) < rows && col_of(p) < cols; };
 
   RowRegs<Load, kPack, kPacks> x[kRows];
   const bool keep_exp = RowRegs<Load, kPack, kPacks>::kFloat && !log;
-  for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
+  for (int r = 0; r < kRows; ++r)
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p)
-        if (here(row0 + r, p)) x[r].fetch(load, p, row0 + r, col_of(p));
-    float m[kRows], s[kRows], tmp[kPack];
+    for (int p = 0; p < kPacks; ++p)
+      if (here(r, p)) x[r].fetch(load, p, row_of(r), col_of(p));
+  float m[kRows], s[kRows], tmp[kPack];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      m[r] = -INFINITY;
+  for (int r = 0; r < kRows; ++r) {
+    m[r] = -INFINITY;
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
-        if (!here(row0 + r, p)) continue;
-        const float* v = x[r].get(load, p, tmp);
+    for (int p = 0; p < kPacks; ++p) {
+      if (!here(r, p)) continue;
+      const float* v = x[r].get(load, p, tmp);
 #pragma unroll
-        for (int j = 0; j < kPack; ++j) m[r] = fmaxf(m[r], v[j]);
-      }
+      for (int j = 0; j < kPack; ++j) m[r] = fmaxf(m[r], v[j]);
     }
+  }
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) m[r] = course::group_max<kWidth>(m[r], mask);
+  for (int r = 0; r < kRows; ++r) m[r] = course::group_max<kWidth>(m[r], mask);
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      s[r] = 0;
+  for (int r = 0; r < kRows; ++r) {
+    s[r] = 0;
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
-        if (!here(row0 + r, p)) continue;
-        const float* v = x[r].get(load, p, tmp);
+    for (int p = 0; p < kPacks; ++p) {
+      if (!here(r, p)) continue;
+      const float* v = x[r].get(load, p, tmp);
 #pragma unroll
-        for (int j = 0; j < kPack; ++j) {
-          const float e = row_exp<Store::kFastExp>(v[j] - m[r]);
-          s[r] += e;
-          if (keep_exp) x[r].keep(p, j, e);
-        }
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) s[r] = row_constant(course::group_sum<kWidth>(s[r], mask), log);
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-#pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
-        if (!here(row0 + r, p)) continue;
-        const float* v = x[r].get(load, p, tmp);
-        float out[kPack];
-#pragma unroll
-        for (int j = 0; j < kPack; ++j) out[j] = keep_exp ? v[j] * s[r] : finish<Store::kFastExp>(v[j], m[r], s[r], log);
-        store.template store<kPack>(out, row0 + r, col_of(p));
+      for (int j = 0; j < kPack; ++j) {
+        const float e = row_exp<Store::kFastExp>(v[j] - m[r]);
+        s[r] += e;
+        if (keep_exp) x[r].keep(p, j, e);
       }
     }
   }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) s[r] = row_constant(course::group_sum<kWidth>(s[r], mask), log);
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      if (!here(r, p)) continue;
+      const float* v = x[r].get(load, p, tmp);
+      float out[kPack];
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) out[j] = keep_exp ? v[j] * s[r] : finish<Store::kFastExp>(v[j], m[r], s[r], log);
+      store.template store<kPack>(out, row_of(r), col_of(p));
+    }
+  }
+}
+
+template <typename Load, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
+__global__ void __launch_bounds__(kWarpBlock)
+    softmax_warp_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+  const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
+  const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
+  for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step)
+    warp_rows<kPack, kColsPerThread / kPack, kWidth, kRows, 1>(load, store, row0, rows, cols, log);
 }
 /// [warp_kernel]
+
+/// [tile_kernel]
+/// A load functor over a tile of whole rows in shared memory: rows `first` onwards of a row-major
+/// tensor of `row_size` columns, as the bulk copy of softmax_tile_kernel lays them out. It fetches
+/// and converts exactly as DirectLoad<T> does, from shared memory instead of global.
+template <typename T>
+struct TileLoad {
+  using Cache = T;
+  template <int kPack>
+  using Fetched = typename DirectLoad<T>::template Fetched<kPack>;
+  const T* tile;
+  int64_t first;
+  int row_size;  // a tile holds a few KB: 32-bit offsets
+  template <int kPack, bool kReadOnly = false>
+  __device__ __forceinline__ Fetched<kPack> fetch(int64_t row, int64_t col) const {
+    return DirectLoad<T>{tile + int(row - first) * row_size, 0}.template fetch<kPack>(0, col);
+  }
+  template <int kPack>
+  __device__ __forceinline__ void convert(const Fetched<kPack>& f, float* dst) const {
+    DirectLoad<T>{}.template convert<kPack>(f, dst);
+  }
+  template <int kPack, bool kReadOnly = false>
+  __device__ __forceinline__ void load(float* dst, int64_t row, int64_t col) const {
+    convert<kPack>(fetch<kPack>(row, col), dst);
+  }
+};
+
+/// The warp path's rows brought in by the block at once (sm_90 and later). One thread asks the copy
+/// engine for the block's tile of kBlock / kWidth x kRows consecutive rows, a single contiguous
+/// span of global memory (course::bulk_load), and the block waits for it on an mbarrier; then each
+/// group of lanes runs the warp path's passes (warp_rows) on its rows of the tile, reading them from
+/// shared memory, and stores its results from registers. The group's rows are `kGroups` apart in
+/// the tile, so a warp's groups hold consecutive rows and each store instruction of a warp writes
+/// one contiguous span. The rows must be contiguous (a row stride of `cols`) with x 16-byte aligned
+/// and rows a multiple of 16 bytes long: the dispatch takes this path with 16-byte packs only.
+template <typename T, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows, int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    softmax_tile_kernel(DirectLoad<T> load, Store store, int64_t rows, int64_t cols, bool log) {
+#if __CUDA_ARCH__ >= 900
+  constexpr int kGroups = kBlock / kWidth;
+  constexpr int kTileRows = kGroups * kRows;
+  extern __shared__ __align__(128) unsigned char tile_smem[];
+  __shared__ uint64_t landed;  // the mbarrier: one phase per tile
+  T* tile = reinterpret_cast<T*>(tile_smem);
+  if (threadIdx.x == 0) course::bulk_barrier_init(&landed);
+  __syncthreads();
+  const int64_t tiles = (rows + kTileRows - 1) / kTileRows;
+  unsigned phase = 0;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, phase ^= 1) {
+    const int64_t first = t * kTileRows;
+    if (threadIdx.x == 0) {
+      const int64_t tile_rows = rows - first < kTileRows ? rows - first : kTileRows;
+      course::bulk_load(tile, load.src + first * cols, unsigned(tile_rows * cols * int64_t(sizeof(T))), &landed);
+    }
+    course::bulk_wait(&landed, phase);
+    warp_rows<kPack, kColsPerThread / kPack, kWidth, kRows, kGroups>(TileLoad<T>{tile, first, int(cols)}, store,
+                                                                     first + threadIdx.x / kWidth, rows, cols, log);
+    __syncthreads();  // every group is done with the tile before the next copy overwrites it
+  }
+#endif
+}
+/// [tile_kernel]
 
 /// [row_cache]
 /// A row (or a chunk of one) in shared memory, in type C, kPack elements per thread-visit. A

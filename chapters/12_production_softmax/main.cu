@@ -118,10 +118,11 @@ std::vector<std::pair<int64_t, int64_t>> block_regs_boundary(int64_t first, int6
 template <typename T, Fn<T> kFn>
 void add_paths(course::Chapter& ch, Op op, const course::Limits& production, const course::Limits& warp,
                const course::Limits& block_regs, const course::Limits& smem, const course::Limits& uncached,
-               const course::Limits* cluster) {
+               const course::Limits* cluster, const course::Limits* tile = nullptr) {
   constexpr DType t = course::DTypeOf<T>::value;
   ch.add(op, "production", t, on_path<T, kFn, Path::automatic>, production);
   ch.add(op, "warp", t, on_path<T, kFn, Path::warp>, warp);
+  if (tile) ch.add(op, "tile", t, on_path<T, kFn, Path::tile>, *tile);
   ch.add(op, "block_regs", t, on_path<T, kFn, Path::block_regs>, block_regs);
   ch.add(op, "smem", t, on_path<T, kFn, Path::smem>, smem);
   ch.add(op, "uncached", t, on_path<T, kFn, Path::uncached>, uncached);
@@ -143,6 +144,15 @@ void add_type(course::Chapter& ch) {
   const course::Limits block_regs{16384, {512, 1024, 2048, 4096, 8192},
                                   "cols <= 16384; a block per row, up to 16 elements per thread in registers"};
   const course::Limits cluster{0, {}, "any cols; several blocks per row in a cluster (sm_90+)"};
+  // Where the tile path's group shape changes (as the warp path's), each checked +-1.
+  constexpr int64_t kTileMax = ch12::kTileMaxCols<T>;
+  std::vector<int64_t> tile_shapes;
+  for (int64_t c : warp_shapes)
+    if (c < kTileMax) tile_shapes.push_back(c);
+  const course::Limits tile{kTileMax, tile_shapes,
+                            "cols <= " + std::to_string(kTileMax) + " (" + std::to_string(ch12::kTileMaxRowBytes) +
+                                " bytes); the warp path's groups, the block's rows brought into shared memory by one "
+                                "bulk copy (sm_90+); rows not 16-byte aligned: the warp path"};
   auto smem = [](int64_t max_cols, int64_t inner = 0) {
     return course::Limits{max_cols, inner > 0 ? std::vector<int64_t>{inner} : std::vector<int64_t>{},
                           "cols <= " + limit_text(max_cols) + "; the row in shared memory"};
@@ -160,6 +170,7 @@ void add_type(course::Chapter& ch) {
   const int64_t fwd_smem = ch12::smem_max_cols<T>(Op::softmax);
   const int64_t bwd_smem = ch12::smem_max_cols<T>(Op::softmax_backward);
   const bool clusters = ch12::cluster_path_available();
+  const bool tiles = ch12::tile_path_available();
 
   // Each operation on the production dispatch, then on each path forced.
   auto fwd = production(fwd_smem, "past shared memory, rows < SMs / 2 take the cluster path");
@@ -170,10 +181,13 @@ void add_type(course::Chapter& ch) {
   fwd.text += "; with rows >= 32 x SMs: block_regs for packed cols " + std::to_string(fwd_regs_start) + " to " +
               std::to_string(fwd_regs_end - 16 / int64_t(sizeof(T)));
   for (auto s : block_regs_boundary<T>(fwd_regs_start, fwd_regs_end)) fwd.shapes.push_back(s);
+  // Packed rows of up to kTileMaxRowBytes take the tile path (sm_90+), from the warp path.
+  fwd.thresholds.push_back(kTileMax);
+  fwd.text += "; packed cols <= " + std::to_string(kTileMax) + " on sm_90+: tile";
   add_paths<T, ch12::softmax<T>>(ch, Op::softmax, fwd, warp, block_regs, smem(fwd_smem), uncached,
-                                 clusters ? &cluster : nullptr);
+                                 clusters ? &cluster : nullptr, tiles ? &tile : nullptr);
   add_paths<T, ch12::log_softmax<T>>(ch, Op::log_softmax, fwd, warp, block_regs, smem(fwd_smem), uncached,
-                                     clusters ? &cluster : nullptr);
+                                     clusters ? &cluster : nullptr, tiles ? &tile : nullptr);
   ch.add(Op::softmax, "warp_p2", t, ch12::softmax_warp_min_packs<T, 2>,
          course::Limits{kWarpMax, warp_shapes, "cols <= " + limit_text(kWarpMax) + "; short rows: two packs per lane"});
   const int64_t bwd_both = ch12::backward_both_cached_max_cols<T>();
@@ -277,8 +291,8 @@ int write_paths_file(const course::Chapter& ch, const char* path) {
 
 int main(int argc, char** argv) {
   course::Chapter ch("12_production_softmax",
-                     "The production softmax: one dispatch over warp, block-registers, shared-memory, uncached and "
-                     "cluster paths");
+                     "The production softmax: one dispatch over warp, tile, block-registers, shared-memory, uncached "
+                     "and cluster paths");
   add_type<float>(ch);
   add_type<__half>(ch);
   add_type<__nv_bfloat16>(ch);

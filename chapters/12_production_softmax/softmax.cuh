@@ -15,10 +15,10 @@
 
 namespace ch12 {
 
-/// The five ways a row is processed (kernels.cuh). `automatic` lets the dispatch choose.
-enum class Path { automatic, warp, block_regs, smem, uncached, cluster };
+/// The six ways a row is processed (kernels.cuh). `automatic` lets the dispatch choose.
+enum class Path { automatic, warp, block_regs, smem, uncached, cluster, tile };
 
-/// "warp", "block_regs", "smem", "uncached", "cluster" or "automatic".
+/// "warp", "block_regs", "smem", "uncached", "cluster", "tile" or "automatic".
 const char* path_name(Path p);
 
 /// y = softmax(x) over each row.
@@ -72,6 +72,18 @@ constexpr int64_t kBlockRegsBackwardMinBytes = 4 * 1024;
 /// columns, 16-bit rows of 2049-8191 (dispatch.cuh, block_regs_rule).
 constexpr int64_t kBlockRegsForwardMinBytes = 4 * 1024;
 constexpr int64_t kBlockRegsForwardEndBytes = 16 * 1024;
+
+/// The forward's tile path (kernels.cuh, softmax_tile_kernel) takes rows of up to this many bytes
+/// where the warp path would, with 16-byte packs, on GPUs with the bulk copy (sm_90 and later):
+/// dispatch.cuh, tile_rule.
+constexpr int64_t kTileMaxRowBytes = 1024;
+
+/// Largest cols of the tile path for storage type T.
+template <typename T>
+constexpr int64_t kTileMaxCols = kTileMaxRowBytes / int64_t(sizeof(T));
+
+/// True when this GPU and this build can take the tile path (the bulk copy: sm_90 and later).
+bool tile_path_available();
 
 /// Largest cols of the shared-memory path on this GPU for `op` stored as T (0 without a GPU):
 /// the row (the backward: y) in the device's opt-in shared memory per block.

@@ -1,0 +1,58 @@
+/// @file bulk_copy.cuh
+/// @brief Hopper's bulk copy (the one-dimensional form of the Tensor Memory Accelerator's copies,
+/// PTX `cp.async.bulk`): one thread asks for a contiguous span of global memory, the copy engine
+/// writes it to shared memory, and an mbarrier counts the bytes as they land. Every thread that
+/// needs the data waits on the barrier's phase. sm_90 and later only: the wrappers compile to
+/// nothing below it, and a launcher must not take a path that uses them there.
+#pragma once
+
+#include <cstdint>
+
+namespace course {
+
+/// The shared-memory address of p (a pointer into shared memory), as PTX's .shared instructions take it.
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// Initializes the mbarrier at `bar` (8 bytes of shared memory) for one arriving thread, and makes
+/// the initialization visible to the copy engine. One thread calls it, then the block synchronizes.
+__device__ __forceinline__ void bulk_barrier_init(uint64_t* bar) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_address(bar)) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
+/// Copies `bytes` (a multiple of 16, under 2^20) from global `src` to shared `dst` (both 16-byte
+/// aligned) and arms `bar` to complete its current phase when they have all landed. One thread
+/// calls it per phase. The fence orders the block's earlier reads of `dst` (made visible to this
+/// thread by a barrier) before the copy engine's writes.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
+#if __CUDA_ARCH__ >= 900
+  const unsigned b = smem_address(bar);
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   smem_address(dst)),
+               "l"(src), "r"(bytes), "r"(b)
+               : "memory");
+#endif
+}
+
+/// Waits until the phase of `bar` with parity `phase` (0 for the first, then alternating) completes:
+/// the bytes of that phase's bulk_load are in shared memory and visible to the calling thread.
+__device__ __forceinline__ void bulk_wait(uint64_t* bar, unsigned phase) {
+#if __CUDA_ARCH__ >= 900
+  const unsigned b = smem_address(bar);
+  unsigned done = 0;
+  while (!done)
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(b), "r"(phase)
+        : "memory");
+#endif
+}
+
+}  // namespace course
