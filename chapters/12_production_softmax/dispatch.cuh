@@ -423,9 +423,9 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
 ///     (course::long_warp_rows_min, occupancy.cuh): block_regs (the row in a block's registers;
 ///     block_regs_forward_fits, the plain softmax and log-softmax only).
 ///  2. the row fits in registers (kWarpMaxCols: 32 lanes x 32 columns for fp32, x 96 for 16-bit):
-///     warp; past 1024 columns only with those rows. Of these, rows of up to kTileMaxRowBytes
-///     with 16-byte packs on a GPU with the bulk copy: tile (`tile`: tile_fits, the plain
-///     softmax and log-softmax only), the same groups with the block's rows brought in at once.
+///     warp; past 1024 columns only with those rows. Of these, rows of 65-256 bytes with
+///     16-byte packs on a GPU with the bulk copy: tile (`tile`: tile_fits, the plain softmax and
+///     log-softmax only), the same groups with the block's rows brought in at once.
 ///  3. the row fits in the device's shared memory per block (as Load::Cache): smem, read once.
 ///  4. rows < SMs / 2, clusters available: a block per row would leave most SMs idle: cluster,
 ///     each block's chunk in shared memory when the cluster's memory holds the row.
@@ -464,9 +464,9 @@ int warp_min_packs(int64_t cols) {
 
 /// [tile_rule]
 /// The tile path (softmax_tile_kernel): the warp path's group shapes, the block's rows brought in
-/// by one bulk copy. The dispatch takes it for the forward's rows of up to kTileMaxRowBytes
-/// (softmax.cuh) read through DirectLoad with 16-byte packs, where the warp path would take them,
-/// on GPUs with the bulk copy. A block takes about kTileBytes of rows: the most threads, from
+/// by one bulk copy. The dispatch takes it for the forward's rows of more than kTileMinRowBytes and
+/// at most kTileMaxRowBytes (softmax.cuh) read through DirectLoad with 16-byte packs, where the
+/// warp path would take them, on GPUs with the bulk copy. A block takes about kTileBytes of rows: the most threads, from
 /// 128 to 512, whose tile of full-width rows stays within it. In a stand-alone program on the
 /// H100 (plots/data/h100-80gb-hbm3/experiments/short_rows/bulk, three processes of 201 rounds),
 /// fp32 rows of 32 columns read 4-6% faster than the warp kernel with 8 KB tiles (256 threads)
@@ -485,10 +485,12 @@ struct IsDirectLoad : std::false_type {};
 template <typename T>
 struct IsDirectLoad<DirectLoad<T>> : std::true_type {};
 
-/// Whether the tile path holds a row of `cols` columns stored as T (16-byte packs assumed).
+/// Whether the dispatch takes the tile path for a row of `cols` columns stored as T (16-byte packs
+/// assumed).
 template <typename T>
 bool tile_fits(int64_t cols) {
-  return cols * int64_t(sizeof(T)) <= kTileMaxRowBytes;
+  const int64_t bytes = cols * int64_t(sizeof(T));
+  return bytes > kTileMinRowBytes && bytes <= kTileMaxRowBytes;
 }
 
 /// x's rows must be contiguous (load.row_size == cols), x 16-byte aligned and cols a multiple of

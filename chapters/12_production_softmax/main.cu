@@ -181,9 +181,12 @@ void add_type(course::Chapter& ch) {
   fwd.text += "; with rows >= 32 x SMs: block_regs for packed cols " + std::to_string(fwd_regs_start) + " to " +
               std::to_string(fwd_regs_end - 16 / int64_t(sizeof(T)));
   for (auto s : block_regs_boundary<T>(fwd_regs_start, fwd_regs_end)) fwd.shapes.push_back(s);
-  // Packed rows of up to kTileMaxRowBytes take the tile path (sm_90+), from the warp path.
+  // Packed rows of more than kTileMinRowBytes and up to kTileMaxRowBytes take the tile path (sm_90+).
+  const int64_t tile_min = ch12::kTileMinRowBytes / int64_t(sizeof(T));
+  fwd.thresholds.push_back(tile_min);
   fwd.thresholds.push_back(kTileMax);
-  fwd.text += "; packed cols <= " + std::to_string(kTileMax) + " on sm_90+: tile";
+  fwd.text += "; packed cols " + std::to_string(tile_min + 16 / int64_t(sizeof(T))) + " to " +
+              std::to_string(kTileMax) + " on sm_90+: tile";
   add_paths<T, ch12::softmax<T>>(ch, Op::softmax, fwd, warp, block_regs, smem(fwd_smem), uncached,
                                  clusters ? &cluster : nullptr, tiles ? &tile : nullptr);
   add_paths<T, ch12::log_softmax<T>>(ch, Op::log_softmax, fwd, warp, block_regs, smem(fwd_smem), uncached,

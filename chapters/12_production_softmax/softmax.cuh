@@ -73,10 +73,12 @@ constexpr int64_t kBlockRegsBackwardMinBytes = 4 * 1024;
 constexpr int64_t kBlockRegsForwardMinBytes = 4 * 1024;
 constexpr int64_t kBlockRegsForwardEndBytes = 16 * 1024;
 
-/// The forward's tile path (kernels.cuh, softmax_tile_kernel) takes rows of up to this many bytes
-/// where the warp path would, with 16-byte packs, on GPUs with the bulk copy (sm_90 and later):
-/// dispatch.cuh, tile_rule.
-constexpr int64_t kTileMaxRowBytes = 1024;
+/// The forward's tile path (kernels.cuh, softmax_tile_kernel) takes rows of more than
+/// kTileMinRowBytes and at most kTileMaxRowBytes where the warp path would, with 16-byte packs, on
+/// GPUs with the bulk copy (sm_90 and later): fp32 rows of 17-64 columns, 16-bit rows of 33-128
+/// (dispatch.cuh, tile_rule). Forced, the path takes any row up to kTileMaxRowBytes.
+constexpr int64_t kTileMinRowBytes = 64;
+constexpr int64_t kTileMaxRowBytes = 256;
 
 /// Largest cols of the tile path for storage type T.
 template <typename T>

@@ -17,7 +17,9 @@
 //            memory by one cp.async.bulk, waited on through an mbarrier; results stored from
 //            registers, float4 per lane, four consecutive rows per warp instruction;
 //   bulkstT  the same, the results written back to the tile and stored by one bulk copy;
-//   bcopyT   bulkstT without the arithmetic (what the bulk copies alone read at this shape).
+//   bcopyT   bulkstT without the arithmetic (what the bulk copies alone read at this shape);
+//   ch12tile chapter 12's tile kernel (kernels.cuh, softmax_tile_kernel), launched with the block its
+//            dispatch takes (8 KB of rows: 256 threads at 32 columns, 128 at 64).
 // Every variant's output is checked against a double-precision softmax (the course's fp32 tolerance)
 // on rows N(0, 1) and N(0, 10), on a poisoned output; the copies are checked as copies.
 // Usage: short_rows_bulk [ROUNDS]
@@ -201,6 +203,20 @@ int run(bool log, int rounds, float* y, void* flush, size_t flush_bytes, int64_t
     bulk(bulk_kernel<kPacks, 128, false, 0>, 128, "bulk128", false);
     bulk(bulk_kernel<kPacks, 256, false, 0>, 256, "bulk256", false);
     bulk(bulk_kernel<kPacks, 128, false, 1>, 128, "bulkst128", false);
+  }
+  if (kPacks == 1) {
+    if (log) bulk(bulk_kernel<kPacks, 512, true, 0>, 512, "bulk512", false);
+    else bulk(bulk_kernel<kPacks, 512, false, 0>, 512, "bulk512", false);
+  }
+  {  // chapter 12's tile kernel (kernels.cuh) with the dispatch's block: 8 KB of rows
+    constexpr int kBlock = kPacks == 1 ? 256 : 128;
+    constexpr int kTile = kBlock / kWidth * 2;
+    const unsigned g = unsigned((rows + kTile - 1) / kTile);
+    const size_t smem = size_t(kTile) * cols * 4;
+    vs.push_back({"ch12tile", [=](const float* in) {
+                    ch12::softmax_tile_kernel<float, S, 4, 4 * kPacks, kWidth, 2, kBlock>
+                        <<<g, kBlock, smem>>>(L{in, cols}, S{y, cols}, rows, cols, log);
+                  }});
   }
   bulk(bulk_kernel<kPacks, 128, false, 2>, 128, "bcopy128", true);
   bulk(bulk_kernel<kPacks, 256, false, 2>, 256, "bcopy256", true);
