@@ -506,9 +506,11 @@ void launch_tile(const DirectLoad<T>& load, const Store& store, int64_t rows, in
     constexpr int kBlock = tile_block(kWidth, kRows, kWidth * kCols * int(sizeof(T)));
     constexpr int kTileRows = kBlock / kWidth * kRows;
     const size_t smem = size_t(kTileRows) * size_t(cols) * sizeof(T);
-    const unsigned blocks = course::resident_grid(rows, kTileRows, kBlock, 8);
+    const int64_t tiles = course::ceil_div(rows, int64_t(kTileRows));  // a block per tile
+    if (tiles > INT32_MAX)  // over 2^37 rows: more tiles than a grid has blocks
+      return launch_warp<kMinPacks, kPack, kColsPerLane>(load, store, rows, cols, log, stream);
     softmax_tile_kernel<T, Store, kPack, kCols, kWidth, kRows, kBlock>
-        <<<blocks, kBlock, smem, stream>>>(load, store, rows, cols, log);
+        <<<unsigned(tiles), kBlock, smem, stream>>>(load, store, rows, cols, log);
     CUDA_CHECK_LAUNCH();
   });
 }

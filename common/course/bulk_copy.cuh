@@ -26,8 +26,8 @@ __device__ __forceinline__ void bulk_barrier_init(uint64_t* bar) {
 
 /// Copies `bytes` (a multiple of 16, under 2^20) from global `src` to shared `dst` (both 16-byte
 /// aligned) and arms `bar` to complete its current phase when they have all landed. One thread
-/// calls it per phase. The fence orders the block's earlier reads of `dst` (made visible to this
-/// thread by a barrier) before the copy engine's writes.
+/// calls it per phase. The fence orders this thread's earlier accesses to shared memory (and the
+/// block's, after a barrier: a buffer reused for the next phase) before the copy engine's writes.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
 #if __CUDA_ARCH__ >= 900
   const unsigned b = smem_address(bar);
