@@ -668,8 +668,8 @@ def fmt_paths(path):
                  + "), written by `ch12_production_softmax --paths`; block_regs shows its threads per block. "
                  "log_softmax follows softmax's column. scale_mask_softmax does too, except that it never takes "
                  "block_regs (its rows there stay on the warp path while they fit in registers and take shared "
-                 "memory past that) and, caching fp32 logits, leaves shared memory at half the columns of 16-bit "
-                 "softmax.")
+                 "memory past that) or tile (warp), and, caching fp32 logits, leaves shared memory at half the "
+                 "columns of 16-bit softmax.")
     return "\n".join(lines)
 
 
@@ -737,12 +737,12 @@ def fmt_rounds(directory, groups, match="", kernel=None):
     return "\n".join(lines)
 
 
-TWIN_PATHS = ("warp", "block_regs")
+TWIN_PATHS = ("warp", "tile", "block_regs")
 
 
 def fmt_twins(chapter, path):
     """Markdown table: `production` against the forced variant of the path the dispatch chose
-    (warp or block_regs, whose forced launches take the dispatch's shape), per dtype: the same
+    (warp, tile or block_regs, whose forced launches take the dispatch's shape), per dtype: the same
     kernel and launch benchmarked twice in one process, so their differences are the run's noise."""
     with open(path) as f:
         d = json.load(f)
@@ -769,7 +769,7 @@ def fmt_twins(chapter, path):
         lines.append(f"| {dt} | {len(v)} | {mid:.1f}% | {top[0]:+.1f}% ({top[1]}, {top[3]} x {top[4]}, {top[2]}) |")
     lines.append("")
     lines.append(f"Each pair: `{chapter['chapter']}`'s `production` and the forced variant of the path its dispatch "
-                 f"chose there (warp or block_regs: the same kernel with the same launch), measured in the same "
+                 f"chose there (warp, tile or block_regs: the same kernel with the same launch), measured in the same "
                  f"process by the same method; difference: the forced variant's GB/s over production's, minus 1. "
                  f"Commit {str(chapter['context'].get('git_commit', '?'))[:7]}.")
     return "\n".join(lines)

@@ -1,8 +1,10 @@
 /// @file kernels.cuh
 /// @brief Chapter 12's forward kernels: softmax and log-softmax over rows read through a `Load`
-/// functor and written through a `Store` functor (softmax_functors.cuh). Five paths, each an earlier
+/// functor and written through a `Store` functor (softmax_functors.cuh). Six paths, each an earlier
 /// chapter's idea or new here, picked per shape by dispatch.cuh:
 ///  - warp:       a group of lanes per row, the row in registers (chapters 03-05);
+///  - tile:       the warp path's groups, the block's rows brought into shared memory by one bulk
+///                copy (new here, sm_90: short rows);
 ///  - block_regs: a block per row, the row in registers (new here: rows too long for a warp's);
 ///  - smem:       a block per row, the row in shared memory in its narrowest exact type (06);
 ///  - uncached:   a block per row, the row read twice with the online (m, d) pair (07-08);

@@ -10,6 +10,7 @@
 
 namespace course {
 
+/// [bulk_copy]
 /// The shared-memory address of p (a pointer into shared memory), as PTX's .shared instructions take it.
 __device__ __forceinline__ unsigned smem_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -54,5 +55,6 @@ __device__ __forceinline__ void bulk_wait(uint64_t* bar, unsigned phase) {
         : "memory");
 #endif
 }
+/// [bulk_copy]
 
 }  // namespace course
