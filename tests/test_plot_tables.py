@@ -5,8 +5,8 @@ are known: test_plot_tables.py ROOT
 - fmt_peers marks a point at or above every peer with **>=**, one under with (below), and lists
   each point under a peer with its gap and both sides' spreads (and no such line when none is),
   and names the points of either side whose launches spread over NOISY_SPREAD (scattered);
-- fmt_twins compares `production` with the forced variant of the path the dispatch chose (warp
-  or block_regs only), and refuses data with no such pair;
+- fmt_twins compares `production` with the forced variant of the path the dispatch chose (warp,
+  tile or block_regs only), and refuses data with no such pair;
 - fmt_rounds takes medians over the rounds that have both sides and counts the rounds ours was
   at or above every peer, skipping a round's file left unreadable; its caption names the round
   files' commits only, and kernel= (also a marker option) compares one kernel of files that time
@@ -87,10 +87,12 @@ check("ours f32 at 32 (30%)" in table and "cudnn f32" not in table, "fmt_peers: 
 # fmt_twins: production against the forced path the dispatch chose.
 paths = {"paths": [{"op": "softmax", "dtype": "f32", "rows": 49152, "cols": 32, "path": "warp"},
                    {"op": "softmax", "dtype": "f32", "rows": 49152, "cols": 64, "path": "block_regs"},
+                   {"op": "softmax", "dtype": "f32", "rows": 49152, "cols": 128, "path": "tile"},
                    {"op": "softmax", "dtype": "f32", "rows": 49152, "cols": 4096, "path": "smem"}]}
 ch = data([result("softmax", "production", "f32", 32, 1000, 1), result("softmax", "warp", "f32", 32, 1010, 1),
            result("softmax", "production", "f32", 64, 2000, 1), result("softmax", "block_regs", "f32", 64, 1960, 1),
            result("softmax", "warp", "f32", 64, 1000, 1),  # not the chosen path: no pair
+           result("softmax", "production", "f32", 128, 1000, 1), result("softmax", "tile", "f32", 128, 1010, 1),
            result("softmax", "production", "f32", 4096, 3000, 1), result("softmax", "smem", "f32", 4096, 2000, 1),
            result("log_softmax", "production", "f32", 32, 1000, 1), result("log_softmax", "warp", "f32", 32, 1000, 1)])
 with tempfile.TemporaryDirectory() as d:
@@ -98,9 +100,10 @@ with tempfile.TemporaryDirectory() as d:
     with open(p, "w") as f:
         json.dump(paths, f)
     table = plot.fmt_twins(ch, p)
-    # pairs: softmax 32 (+1.0%), softmax 64 (-2.0%), log_softmax 32 (follows softmax's path: 0.0%)
-    check("| f32 | 3 | 1.0% | -2.0% (softmax, 49152 x 64, block_regs) |" in table,
-          f"fmt_twins: three pairs, median |difference| 1.0%, largest -2.0% at the block_regs pair; got:\n{table}")
+    # pairs: softmax 32 (+1.0%), softmax 64 (-2.0%), softmax 128 (tile, +1.0%), log_softmax 32 (follows
+    # softmax's path: 0.0%)
+    check("| f32 | 4 | 1.0% | -2.0% (softmax, 49152 x 64, block_regs) |" in table,
+          f"fmt_twins: four pairs, median |difference| 1.0%, largest -2.0% at the block_regs pair; got:\n{table}")
     try:
         plot.fmt_twins(data([result("softmax", "production", "f32", 4096, 3000, 1)]), p)
         check(False, "fmt_twins: data with no twin pair is refused")
