@@ -12,7 +12,7 @@ namespace ch12 {
 namespace {
 
 // An empty kernel compiled like the others: its binary's architecture says whether this build
-// carries sm_90 code for this GPU (the cluster and tile kernels are empty below sm_90).
+// carries sm_90 code for this GPU (the cluster kernel is empty below sm_90).
 __global__ void probe_kernel() {}
 
 }  // namespace
@@ -25,14 +25,11 @@ const DeviceLimits& device_limits() {
     l.smem_optin = course::smem_per_block_optin();
     int dev = 0, cluster = 0;
     cudaFuncAttributes attr;
-    int major = 0;
     if (l.smem_optin > 0 && cudaGetDevice(&dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-        cudaFuncGetAttributes(&attr, probe_kernel) == cudaSuccess) {
+        cudaFuncGetAttributes(&attr, probe_kernel) == cudaSuccess)
       l.clusters = cluster != 0 && attr.binaryVersion >= 90;
-      l.bulk_copy = major >= 9 && attr.binaryVersion >= 90;
-    }
+    l.bulk_copy = l.smem_optin > 0 && course::bulk_copy_available();
     cudaGetLastError();
     return l;
   }();

@@ -83,6 +83,11 @@ int sm_count();
 /// the A100 and H100, 1536 on sm_86 and sm_89 cards. Launchers count a wave with it.
 int threads_per_sm();
 
+/// Whether the current device can run this build's bulk copies (course/bulk_copy.cuh): compute
+/// capability 9.0 or later and device code built for it (a kernel of this library reports its
+/// binary's architecture). Asked once; false without a GPU.
+bool bulk_copy_available();
+
 /// One wave: the blocks of `block_threads` threads the current device holds at once, counted by
 /// threads (SMs x threads per SM / block_threads, at least one per SM).
 int64_t wave_blocks(int block_threads);
