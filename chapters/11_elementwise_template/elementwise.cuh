@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "course/bulk_copy.cuh"
 #include "course/device.h"
 #include "course/errors.h"
 #include "course/launch_math.h"
@@ -104,49 +103,6 @@ __global__ void __launch_bounds__(kBlock)
 }
 /// [kernel]
 
-/// [bulk]
-// Small unary operations on GPUs with the bulk copy (sm_90 and later; chapter 12's tile path): a
-// block takes kBulkTileBytes of the input at once. One thread asks the copy engine for them
-// (course::bulk_load) and the block waits on an mbarrier; then each thread applies the functor to
-// its packs, read from shared memory (consecutive threads, consecutive packs), and stores them
-// from registers. The last tile may be short; the last n % kPack elements, one per thread of block 0.
-// x 16-byte aligned and 16-byte packs of the input: run_bulk's caller checks both.
-constexpr int kBulkTileBytes = 8 * 1024;
-
-template <int kPack, typename Factory, typename R, typename In>
-__global__ void __launch_bounds__(kBlock)
-    elementwise_bulk_kernel(Factory factory, int64_t n, R* __restrict__ y, const In* __restrict__ x) {
-#if __CUDA_ARCH__ >= 900
-  constexpr int kElems = kBulkTileBytes / int(sizeof(In));
-  constexpr int kPacksPerThread = kElems / kPack / kBlock;
-  static_assert(kPack * sizeof(In) == 16 && kPacksPerThread * kPack * kBlock == kElems, "16-byte packs fill the tile");
-  __shared__ __align__(128) In tile[kElems];
-  __shared__ uint64_t landed;
-  auto f = factory();
-  const int64_t n_main = n / kPack * kPack;
-  const int64_t first = int64_t(blockIdx.x) * kElems;
-  const int count = int(n_main - first < kElems ? n_main - first : kElems);  // a multiple of kPack
-  if (threadIdx.x == 0) {
-    course::bulk_barrier_init(&landed);
-    course::bulk_load(tile, x + first, unsigned(count) * unsigned(sizeof(In)), &landed);
-  }
-  __syncthreads();  // the barrier is initialized before anyone waits on it
-  course::bulk_wait(&landed, 0);
-#pragma unroll
-  for (int k = 0; k < kPacksPerThread; ++k) {
-    const int p = k * kBlock + threadIdx.x;
-    if (p * kPack >= count) break;
-    const course::Pack<In, kPack> in = course::load_pack<In, kPack>(tile + p * kPack);
-    course::Pack<R, kPack> out;
-    apply_pack<kPack>(f, out.elem, in.elem);
-    course::store_pack<R, kPack>(y + first + int64_t(p) * kPack, out);
-  }
-  const int64_t rest = n - n_main;
-  if (blockIdx.x == 0 && threadIdx.x < rest) y[n_main + threadIdx.x] = f(x[n_main + threadIdx.x]);
-#endif
-}
-/// [bulk]
-
 /// [grid]
 // Blocks for n_packs packs: one pack per thread within one wave; beyond, kUnroll packs per thread,
 // rounded up to whole waves (a wave: the SMs times the blocks of kBlock threads each SM holds) so
@@ -188,31 +144,12 @@ void run(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... x) 
   CUDA_CHECK_LAUNCH();
 }
 
-/// [bulk_rule]
-// The template takes the bulk path for one input of 16-byte packs, aligned, from one tile up to
-// kBulkMaxBytes of input, where the GPU has the bulk copy; kBulk false (the `lanes` variants)
-// keeps every thread loading its own packs, for the lesson's comparison.
-constexpr int64_t kBulkMaxBytes = int64_t(64) << 20;
-
-template <int kPack, typename Factory, typename R, typename In>
-bool run_bulk(cudaStream_t stream, Factory factory, int64_t n, R* y, const In* x) {
-  const int64_t bytes = n * int64_t(sizeof(In));
-  if (bytes < kBulkTileBytes || bytes > kBulkMaxBytes || !course::bulk_copy_available()) return false;
-  constexpr int64_t kElems = kBulkTileBytes / int64_t(sizeof(In));
-  const unsigned grid = unsigned(course::ceil_div(n / kPack * kPack, kElems));
-  elementwise_bulk_kernel<kPack><<<grid, kBlock, 0, stream>>>(factory, n, y, x);
-  CUDA_CHECK_LAUNCH();
-  return true;
-}
-/// [bulk_rule]
-
 /// [launch]
 /// y[i] = factory()(x[i]...) for i < n, on `stream`. n may be any count; the pointers any
 /// alignment (misaligned ones fall back to narrower packs, down to scalar). kMaxPack caps the
-/// pack (1: scalar) and kWaves the grid (32: OneFlow's cap), for the lesson's comparisons; the
-/// bulk path (run_bulk) serves the default configuration only.
-template <int kMaxPack = 16, int64_t kWaves = kMaxWaves, int kUnroll_ = kUnroll, bool kBulk = true,
-          typename Factory, typename R, typename... In>
+/// pack (1: scalar) and kWaves the grid (32: OneFlow's cap), for the lesson's comparisons.
+template <int kMaxPack = 16, int64_t kWaves = kMaxWaves, int kUnroll_ = kUnroll, typename Factory, typename R,
+          typename... In>
 void launch(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... x) {
   course::require(n >= 0, "elementwise: n must be >= 0, got ", n);
   if (n == 0) return;
@@ -220,10 +157,6 @@ void launch(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... 
   constexpr int kWidest = int(std::max({sizeof(R), sizeof(In)...}));
   constexpr int kPack = std::min(16 / kWidest, kMaxPack);
   const int pack = aligned_pack(kPack, y, x...);
-  if constexpr (kBulk && sizeof...(In) == 1 && kWaves == kMaxWaves && kUnroll_ == kUnroll &&
-                ((kPack * sizeof(In) == 16) && ...)) {
-    if (pack == kPack && run_bulk<kPack>(stream, factory, n, y, x...)) return;
-  }
   if constexpr (kPack >= 8) {
     if (pack == 8) return run<8, kUnroll_, kWaves>(stream, factory, n, y, x...);
   }
@@ -237,10 +170,10 @@ void launch(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... 
 }
 
 /// The three arities by name: y = f(a), y = f(a, b), y = f(a, b, c).
-template <int kMaxPack = 16, int64_t kWaves = kMaxWaves, int kUnroll_ = kUnroll, bool kBulk = true,
-          typename Factory, typename R, typename A>
+template <int kMaxPack = 16, int64_t kWaves = kMaxWaves, int kUnroll_ = kUnroll, typename Factory, typename R,
+          typename A>
 void Unary(cudaStream_t s, Factory factory, int64_t n, R* y, const A* a) {
-  launch<kMaxPack, kWaves, kUnroll_, kBulk>(s, factory, n, y, a);
+  launch<kMaxPack, kWaves, kUnroll_>(s, factory, n, y, a);
 }
 template <int kMaxPack = 16, int64_t kWaves = kMaxWaves, int kUnroll_ = kUnroll, typename Factory, typename R,
           typename A, typename B>

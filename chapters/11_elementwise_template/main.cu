@@ -36,11 +36,10 @@ void relu(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::relu))
     ew::Unary<kMaxPack, ew::kMaxWaves, kU>(s, ew::SimpleFactory<ew::Relu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
 }
-template <typename T, int kMaxPack = 16, int64_t kWaves = ew::kMaxWaves, int kU = ew::kUnroll, bool kBulk = true>
+template <typename T, int kMaxPack = 16, int64_t kWaves = ew::kMaxWaves, int kU = ew::kUnroll>
 void gelu(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::gelu))
-    ew::Unary<kMaxPack, kWaves, kU, kBulk>(s, ew::SimpleFactory<ew::Gelu<T>>{}, n, static_cast<T*>(a.y),
-                                           static_cast<const T*>(a.x));
+    ew::Unary<kMaxPack, kWaves, kU>(s, ew::SimpleFactory<ew::Gelu<T>>{}, n, static_cast<T*>(a.y), static_cast<const T*>(a.x));
 }
 template <typename T, int kU = ew::kUnroll>
 void gelu_erf(const Args& a, cudaStream_t s) {
@@ -69,11 +68,10 @@ void cast_to_f32(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::cast_to_f32))
     ew::Unary<kMaxPack>(s, ew::SimpleFactory<F>{}, n, static_cast<float*>(a.y), static_cast<const T*>(a.x));
 }
-template <typename T, typename F = ew::CastFromF32<T>, int kMaxPack = 16, bool kBulk = true>
+template <typename T, typename F = ew::CastFromF32<T>, int kMaxPack = 16>
 void cast_from_f32(const Args& a, cudaStream_t s) {
   if (int64_t n = flat_count(a, course::Op::cast_from_f32))
-    ew::Unary<kMaxPack, ew::kMaxWaves, ew::kUnroll, kBulk>(s, ew::SimpleFactory<F>{}, n, static_cast<T*>(a.y),
-                                                           static_cast<const float*>(a.x));
+    ew::Unary<kMaxPack>(s, ew::SimpleFactory<F>{}, n, static_cast<T*>(a.y), static_cast<const float*>(a.x));
 }
 /// [launchers]
 
@@ -259,27 +257,13 @@ int main(int argc, char** argv) {
   using course::Op;
   course::Chapter ch("11_elementwise_template", "A generic elementwise template: packs, tail, half2, waves");
   const course::Limits any{0, {}, "any count (rows x cols as one flat array); misaligned pointers: narrower packs"};
-  // The unary ops whose input packs are 16 bytes take the bulk path (sm_90+) from one tile of
-  // input to ew::kBulkMaxBytes: each end checked at -1, 0, +1 elements, and a short last tile.
-  auto with_bulk = [&](int64_t in_bytes) {
-    course::Limits l = any;
-    l.text += "; inputs of " + std::to_string(ew::kBulkTileBytes) + " bytes to " +
-              std::to_string(ew::kBulkMaxBytes >> 20) + " MB: the bulk path on sm_90+";
-    const int64_t tile = ew::kBulkTileBytes / in_bytes, top = ew::kBulkMaxBytes / in_bytes;
-    for (int64_t n : {tile - 1, tile, tile + 1, 3 * tile + 5, top - 1, top, top + 1}) l.shapes.push_back({1, n});
-    return l;
-  };
-  const course::Limits bulk4 = with_bulk(4), bulk2 = with_bulk(2);
-  const course::Limits lanes{0, {}, "any count; every thread loads its own packs, no bulk path (the comparison)"};
   const course::Limits scalar{0, {}, "any count; one element per thread (the comparison for packs)"};
-  ch.add(Op::relu, "pack", DType::f32, relu<float>, bulk4);
-  ch.add(Op::relu, "pack", DType::f16, relu<__half>, bulk2);
-  ch.add(Op::relu, "pack", DType::bf16, relu<__nv_bfloat16>, bulk2);
-  ch.add(Op::gelu, "pack", DType::f32, gelu<float>, bulk4);
-  ch.add(Op::gelu, "pack", DType::f16, gelu<__half>, bulk2);
-  ch.add(Op::gelu, "pack", DType::bf16, gelu<__nv_bfloat16>, bulk2);
-  ch.add(Op::gelu, "lanes", DType::f32, gelu<float, 16, ew::kMaxWaves, ew::kUnroll, false>, lanes);
-  ch.add(Op::gelu, "lanes", DType::f16, gelu<__half, 16, ew::kMaxWaves, ew::kUnroll, false>, lanes);
+  ch.add(Op::relu, "pack", DType::f32, relu<float>, any);
+  ch.add(Op::relu, "pack", DType::f16, relu<__half>, any);
+  ch.add(Op::relu, "pack", DType::bf16, relu<__nv_bfloat16>, any);
+  ch.add(Op::gelu, "pack", DType::f32, gelu<float>, any);
+  ch.add(Op::gelu, "pack", DType::f16, gelu<__half>, any);
+  ch.add(Op::gelu, "pack", DType::bf16, gelu<__nv_bfloat16>, any);
   ch.add(Op::gelu, "scalar", DType::f32, gelu<float, 1>, scalar);
   ch.add(Op::gelu, "scalar", DType::f16, gelu<__half, 1>, scalar);
   ch.add(Op::gelu, "waves32", DType::f32, gelu<float, 16, 32>,
@@ -288,9 +272,9 @@ int main(int argc, char** argv) {
   // same kernel with the grid-stride loop kept: the comparison for kLoop.
   ch.add(Op::gelu, "waves32", DType::f16, gelu<__half, 16, 32>,
          {0, {}, "any count; the grid capped at 32 waves, threads looping (OneFlow's choice)"});
-  ch.add(Op::scale, "pack", DType::f32, scale<float>, bulk4);
-  ch.add(Op::scale, "pack", DType::f16, scale<__half>, bulk2);
-  ch.add(Op::scale, "pack", DType::bf16, scale<__nv_bfloat16>, bulk2);
+  ch.add(Op::scale, "pack", DType::f32, scale<float>, any);
+  ch.add(Op::scale, "pack", DType::f16, scale<__half>, any);
+  ch.add(Op::scale, "pack", DType::bf16, scale<__nv_bfloat16>, any);
   ch.add(Op::mul, "pack", DType::f32, mul<float>, any);
   ch.add(Op::mul, "pack", DType::f16, mul<__half>, any);
   ch.add(Op::mul, "pack", DType::bf16, mul<__nv_bfloat16>, any);
@@ -299,11 +283,10 @@ int main(int argc, char** argv) {
   ch.add(Op::fma, "pack", DType::bf16, fma<__nv_bfloat16>, any);
   ch.add(Op::cast_to_f32, "pack", DType::f16, cast_to_f32<__half>, any);
   ch.add(Op::cast_to_f32, "pack", DType::bf16, cast_to_f32<__nv_bfloat16>, any);
-  ch.add(Op::cast_from_f32, "pack", DType::f16, cast_from_f32<__half>, bulk4);
-  ch.add(Op::cast_from_f32, "pack", DType::bf16, cast_from_f32<__nv_bfloat16>, bulk4);
-  ch.add(Op::cast_from_f32, "lanes", DType::f16, cast_from_f32<__half, ew::CastFromF32<__half>, 16, false>, lanes);
+  ch.add(Op::cast_from_f32, "pack", DType::f16, cast_from_f32<__half>, any);
+  ch.add(Op::cast_from_f32, "pack", DType::bf16, cast_from_f32<__nv_bfloat16>, any);
   // The comparisons of the lesson: without Apply2 (one conversion per element), and scalar.
-  ch.add(Op::cast_from_f32, "no_apply2", DType::f16, cast_from_f32<__half, ew::CastFromF32Scalar<__half>>, bulk4);
+  ch.add(Op::cast_from_f32, "no_apply2", DType::f16, cast_from_f32<__half, ew::CastFromF32Scalar<__half>>, any);
   ch.add(Op::cast_to_f32, "no_apply2", DType::f16, cast_to_f32<__half, ew::CastToF32Scalar<__half>>, any);
   ch.add(Op::cast_from_f32, "scalar", DType::f16, cast_from_f32<__half, ew::CastFromF32<__half>, 1>, scalar);
   // Four packs per thread past one wave: what hid the erf form's arithmetic, and what it does to
