@@ -464,14 +464,19 @@ int warp_min_packs(int64_t cols) {
 
 /// [tile_rule]
 /// The tile path (softmax_tile_kernel): the warp path's group shapes, the block's rows brought in
-/// by one bulk copy. The dispatch takes it for the forward's rows of more than kTileMinRowBytes and
-/// at most kTileMaxRowBytes (softmax.cuh) read through DirectLoad with 16-byte packs, where the
-/// warp path would take them, on GPUs with the bulk copy. A block takes about kTileBytes of rows: the most threads, from
-/// 128 to 512, whose tile of full-width rows stays within it. In a stand-alone program on the
-/// H100 (plots/data/h100-80gb-hbm3/experiments/short_rows/bulk, three processes of 201 rounds),
-/// fp32 rows of 32 columns read 4-6% faster than the warp kernel with 8 KB tiles (256 threads)
-/// and 3-4% with 4 KB (128), rows of 64 columns 1-3% faster with 8 KB (128 threads) and level
-/// with 16 KB (256).
+/// by one bulk copy. The dispatch takes it for the forward's rows of more than kTileMinRowBytes
+/// and at most kTileMaxRowBytes (softmax.cuh) read through DirectLoad with 16-byte packs, where
+/// the warp path would take them, on GPUs with the bulk copy. A block takes about kTileBytes of
+/// rows: the most threads, from 128 to 512, whose tile of full-width rows stays within it.
+/// Measured on the H100:
+///  - the tile's size, in a stand-alone program (plots/data/h100-80gb-hbm3/experiments/
+///    short_rows/bulk): fp32 rows of 32 columns read 4-6% faster than the warp kernel with 8 KB
+///    tiles (256 threads) and 3-4% with 4 KB, rows of 64 columns 1-3% faster with 8 KB (128
+///    threads) and level with 16 KB;
+///  - the rows it takes, in the harness (experiments/short_rows/tile, the medians of six
+///    processes): +2.8-3.2% at 32 fp32 columns and +1.4-3.1% on 16-bit rows of 64 and 128
+///    columns, level at 64 fp32 columns; 5-8% slower on 16-bit rows of 32 columns (64 bytes), and
+///    from 1.1% slower to 1.4% faster past 256 bytes in a first sweep.
 constexpr int kTileBytes = 8 * 1024;
 
 constexpr int tile_block(int width, int rows_per_group, int row_bytes) {
