@@ -9,14 +9,6 @@
 #include "dispatch.cuh"
 
 namespace ch12 {
-namespace {
-
-// An empty kernel compiled like the others: its binary's architecture says whether this build
-// carries sm_90 code for this GPU (the cluster kernel is empty below sm_90).
-__global__ void probe_kernel() {}
-
-}  // namespace
-
 namespace detail {
 
 const DeviceLimits& device_limits() {
@@ -24,11 +16,10 @@ const DeviceLimits& device_limits() {
     DeviceLimits l;
     l.smem_optin = course::smem_per_block_optin();
     int dev = 0, cluster = 0;
-    cudaFuncAttributes attr;
+    // The cluster kernel is empty below sm_90: clusters need the device and this build's code.
     if (l.smem_optin > 0 && cudaGetDevice(&dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev) == cudaSuccess &&
-        cudaFuncGetAttributes(&attr, probe_kernel) == cudaSuccess)
-      l.clusters = cluster != 0 && attr.binaryVersion >= 90;
+        cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev) == cudaSuccess)
+      l.clusters = cluster != 0 && course::device_code_version() >= 90;
     l.bulk_copy = l.smem_optin > 0 && course::bulk_copy_available();
     cudaGetLastError();
     return l;

@@ -176,20 +176,27 @@ int cached_attribute() {
 int sm_count() { return cached_attribute<cudaDevAttrMultiProcessorCount>(); }
 
 namespace {
-// An empty kernel compiled like the course's kernels: its binary's architecture says whether this
-// build carries sm_90 code for this GPU (the bulk-copy wrappers compile to nothing below sm_90).
+// An empty kernel compiled like the course's kernels: its binary's architecture is theirs.
 __global__ void arch_probe_kernel() {}
 }  // namespace
+
+int device_code_version() {
+  static const int version = [] {
+    cudaFuncAttributes attr;
+    const bool ok = cudaFuncGetAttributes(&attr, arch_probe_kernel) == cudaSuccess;
+    cudaGetLastError();
+    return ok ? attr.binaryVersion : 0;
+  }();
+  return version;
+}
 
 bool bulk_copy_available() {
   static const bool available = [] {
     int dev = 0, major = 0;
-    cudaFuncAttributes attr;
     const bool ok = cudaGetDevice(&dev) == cudaSuccess &&
-                    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-                    cudaFuncGetAttributes(&attr, arch_probe_kernel) == cudaSuccess;
+                    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess;
     cudaGetLastError();
-    return ok && major >= 9 && attr.binaryVersion >= 90;
+    return ok && major >= 9 && device_code_version() >= 90;
   }();
   return available;
 }

@@ -83,9 +83,14 @@ int sm_count();
 /// the A100 and H100, 1536 on sm_86 and sm_89 cards. Launchers count a wave with it.
 int threads_per_sm();
 
+/// The architecture of the device code this build runs on the current device (cudaFuncAttributes'
+/// binaryVersion: 90 for sm_90 code), 0 without a GPU; asked once. Kernels that use sm_90
+/// features compile to nothing below it, so a launcher asks this before taking their path.
+int device_code_version();
+
 /// Whether the current device can run this build's bulk copies (course/bulk_copy.cuh): compute
-/// capability 9.0 or later and device code built for it (a kernel of this library reports its
-/// binary's architecture). Asked once; false without a GPU.
+/// capability 9.0 or later and device code built for it (device_code_version). Asked once; false
+/// without a GPU.
 bool bulk_copy_available();
 
 /// One wave: the blocks of `block_threads` threads the current device holds at once, counted by
