@@ -62,56 +62,99 @@ __device__ __forceinline__ void for_each_pack2(const LoadY& load_y, const LoadDy
 }
 
 /// [backward_warp]
-template <typename LoadY, typename LoadDy, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
-__global__ void __launch_bounds__(kWarpBlock)
-    softmax_backward_warp_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols, bool log) {
-  constexpr int kPacks = kColsPerThread / kPack;
+/// A group of kWidth lanes takes kRows rows (kRowStride apart, from row0) with y and dy in
+/// registers: the sum of grad_term over each row, then dx.
+template <int kPack, int kPacks, int kWidth, int kRows, int kRowStride, typename LoadY, typename LoadDy, typename Store>
+__device__ __forceinline__ void backward_warp_rows(const LoadY& load_y, const LoadDy& load_dy, const Store& store,
+                                                   int64_t row0, int64_t rows, int64_t cols, bool log) {
+  constexpr int kColsPerThread = kPacks * kPack;
   const int lane = threadIdx.x % kWidth;
   const unsigned mask = course::group_mask<kWidth>();
-  const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
-  const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
+  auto row_of = [&](int r) { return row0 + int64_t(r) * kRowStride; };  // the group's r-th row
 
   float y[kRows][kColsPerThread], dy[kRows][kColsPerThread];
-  for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
-    float s[kRows];
+  float s[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    s[r] = 0;
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+      if (row_of(r) < rows && col < cols) {
+        load_y.template load<kPack>(&y[r][p * kPack], row_of(r), col);
+        load_dy.template load<kPack>(&dy[r][p * kPack], row_of(r), col);
+      } else {
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) y[r][p * kPack + j] = dy[r][p * kPack + j] = 0;
+      }
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) s[r] += grad_term(y[r][p * kPack + j], dy[r][p * kPack + j], log);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) s[r] = course::group_sum<kWidth>(s[r], mask);
+  with_log(log, [&](auto op_log) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      s[r] = 0;
 #pragma unroll
       for (int p = 0; p < kPacks; ++p) {
         const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
-        if (row0 + r < rows && col < cols) {
-          load_y.template load<kPack>(&y[r][p * kPack], row0 + r, col);
-          load_dy.template load<kPack>(&dy[r][p * kPack], row0 + r, col);
-        } else {
+        if (row_of(r) < rows && col < cols) {
+          float out[kPack];
 #pragma unroll
-          for (int j = 0; j < kPack; ++j) y[r][p * kPack + j] = dy[r][p * kPack + j] = 0;
+          for (int j = 0; j < kPack; ++j)
+            out[j] = grad<Store::kFastExp>(y[r][p * kPack + j], dy[r][p * kPack + j], s[r], op_log);
+          store.template store<kPack>(out, row_of(r), col);
         }
-#pragma unroll
-        for (int j = 0; j < kPack; ++j) s[r] += grad_term(y[r][p * kPack + j], dy[r][p * kPack + j], log);
       }
     }
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) s[r] = course::group_sum<kWidth>(s[r], mask);
-    with_log(log, [&](auto op_log) {
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-#pragma unroll
-        for (int p = 0; p < kPacks; ++p) {
-          const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
-          if (row0 + r < rows && col < cols) {
-            float out[kPack];
-#pragma unroll
-            for (int j = 0; j < kPack; ++j)
-              out[j] = grad<Store::kFastExp>(y[r][p * kPack + j], dy[r][p * kPack + j], s[r], op_log);
-            store.template store<kPack>(out, row0 + r, col);
-          }
-        }
-      }
-    });
-  }
+  });
+}
+
+/// The forward's warp kernel for the backward: grid-stride over the rows, kRows at a time per group.
+template <typename LoadY, typename LoadDy, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
+__global__ void __launch_bounds__(kWarpBlock)
+    softmax_backward_warp_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols, bool log) {
+  const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
+  const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
+  for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step)
+    backward_warp_rows<kPack, kColsPerThread / kPack, kWidth, kRows, 1>(load_y, load_dy, store, row0, rows, cols, log);
 }
 /// [backward_warp]
+
+/// [backward_tile]
+/// The forward's tile path for the backward (sm_90 and later): one thread asks the copy engine for
+/// the block's tile of y and its tile of dy (kBlock / kWidth x kRows consecutive rows of each, two
+/// bulk copies counted by one mbarrier), then each group of lanes runs backward_warp_rows on its
+/// rows of the tiles and stores dx from registers. The same layout and conditions as
+/// softmax_tile_kernel: contiguous rows, 16-byte aligned, a multiple of 16 bytes long.
+template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows, int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    softmax_backward_tile_kernel(DirectLoad<T> load_y, DirectLoad<T> load_dy, DirectStore<T> store, int64_t rows,
+                                 int64_t cols, bool log) {
+#if __CUDA_ARCH__ >= 900
+  constexpr int kGroups = kBlock / kWidth;
+  constexpr int kTileRows = kGroups * kRows;
+  extern __shared__ __align__(128) unsigned char tile_smem[];
+  __shared__ uint64_t landed;  // the mbarrier, for both copies
+  T* tile_y = reinterpret_cast<T*>(tile_smem);
+  T* tile_dy = tile_y + kTileRows * int(cols);
+  const int64_t first = int64_t(blockIdx.x) * kTileRows;
+  if (threadIdx.x == 0) {
+    course::bulk_barrier_init<2>(&landed);
+    const int64_t tile_rows = rows - first < kTileRows ? rows - first : kTileRows;
+    const unsigned bytes = unsigned(tile_rows * cols * int64_t(sizeof(T)));
+    course::bulk_load(tile_y, load_y.src + first * cols, bytes, &landed);
+    course::bulk_load(tile_dy, load_dy.src + first * cols, bytes, &landed);
+  }
+  __syncthreads();  // the barrier is initialized before anyone waits on it
+  course::bulk_wait(&landed, 0);
+  backward_warp_rows<kPack, kColsPerThread / kPack, kWidth, kRows, kGroups>(
+      TileLoad<T>{tile_y, first, int(cols)}, TileLoad<T>{tile_dy, first, int(cols)}, store,
+      first + threadIdx.x / kWidth, rows, cols, log);
+#endif
+}
+/// [backward_tile]
 
 /// [backward_block_regs]
 /// A block per row with y and dy in registers, as the forward's block-registers kernel: thread t

@@ -579,17 +579,21 @@ std::string warp_limit_text() {
   return "the warp path holds cols <= " + std::to_string(kWarpMaxCols<T>) + " in registers";
 }
 
+/// Checks the arguments of an op (forward or backward) forced onto the tile path.
+template <typename T>
+bool check_tile(const course::Args& a, course::Op op) {
+  course::require(device_limits().bulk_copy, "the tile path needs the bulk copy (sm_90 or later)");
+  const std::string why = "the tile path holds rows of up to " + std::to_string(kTileMaxRowBytes) + " bytes";
+  return course::check_op_args(a, op, kTileMaxCols<T>, why.c_str());
+}
+
 /// Checks the arguments of a forward op on a forced path (its own limit) or the dispatch; the row
 /// is stored as T and cached as Cache on the shared-memory path.
 template <typename T, typename Cache = T>
 bool check_forward(const course::Args& a, course::Op op, Path path) {
   if (path == Path::warp) return course::check_op_args(a, op, kWarpMaxCols<T>, warp_limit_text<T>().c_str());
   if (path == Path::block_regs) return course::check_op_args(a, op, kBlockRegsMaxCols, block_regs_limit_text());
-  if (path == Path::tile) {
-    course::require(device_limits().bulk_copy, "the tile path needs the bulk copy (sm_90 or later)");
-    const std::string why = "the tile path holds rows of up to " + std::to_string(kTileMaxRowBytes) + " bytes";
-    return course::check_op_args(a, op, kTileMaxCols<T>, why.c_str());
-  }
+  if (path == Path::tile) return check_tile<T>(a, op);
   if (path == Path::smem) {
     const int64_t max_cols = cols_in_smem<Cache>(1);
     const std::string why = "the shared-memory path holds cols <= " + std::to_string(max_cols) + " on this GPU";
@@ -664,6 +668,31 @@ void launch_backward_warp(const DirectLoad<T>& load_y, const DirectLoad<T>& load
     CUDA_CHECK_LAUNCH();
   });
 }
+
+/// [backward_tile_launch]
+/// The backward's tile path: the backward warp path's group shapes, each block's tiles of y and dy
+/// (each within kTileBytes, as the forward's tile) brought in by two bulk copies. y, dy and dx
+/// must be 16-byte aligned with rows a multiple of 16 bytes: the caller's 16-byte pack says so.
+template <int kPack, typename T>
+void launch_backward_tile(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
+                          int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  static_assert(kPack * sizeof(T) == 16, "the tile path takes 16-byte packs");
+  constexpr int kColsPerLane = int(kTileMaxRowBytes / int64_t(sizeof(T)) / 32);
+  warp_shape<1, kPack, kColsPerLane>(rows, cols, [&](auto cpt, auto width, auto rows_per_group) {
+    constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
+    constexpr int kRows = decltype(rows_per_group)::value;
+    constexpr int kBlock = tile_block(kWidth, kRows, kWidth * kCols * int(sizeof(T)));
+    constexpr int kTileRows = kBlock / kWidth * kRows;
+    const size_t smem = 2 * size_t(kTileRows) * size_t(cols) * sizeof(T);  // y's tile, then dy's
+    const int64_t tiles = course::ceil_div(rows, int64_t(kTileRows));    // a block per tile
+    if (tiles > INT32_MAX)  // over 2^37 rows: more tiles than a grid has blocks
+      return launch_backward_warp<kPack>(load_y, load_dy, store, rows, cols, log, stream);
+    softmax_backward_tile_kernel<T, kPack, kCols, kWidth, kRows, kBlock>
+        <<<unsigned(tiles), kBlock, smem, stream>>>(load_y, load_dy, store, rows, cols, log);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+/// [backward_tile_launch]
 
 /// The backward's block-registers launch: the block size as the forward's (block_regs_shape),
 /// aiming at kBlockRegsBackwardInFlight bytes of y and dy in flight per SM.
@@ -772,6 +801,8 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
   const course::Op op = log ? course::Op::log_softmax_backward : course::Op::softmax_backward;
   if (path == Path::warp) {
     if (!course::check_op_args(a, op, kWarpMaxCols<T>, warp_limit_text<T>().c_str())) return;
+  } else if (path == Path::tile) {
+    if (!check_tile<T>(a, op)) return;
   } else if (path == Path::block_regs) {
     if (!course::check_op_args(a, op, kBlockRegsMaxCols, block_regs_limit_text())) return;
   } else if (path == Path::smem) {
@@ -803,6 +834,11 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
       if (launch_backward_cluster<kPack>(load_y, load_dy, store, rows, cols, csize, log, stream)) return;
       course::require(automatic, "the backward's cluster path: no cluster of ", csize, " blocks fits on this GPU");
       path = cols <= cols_in_smem<T>(1) ? Path::smem : Path::uncached;  // the dispatch's next choice
+    }
+    if (path == Path::tile) {
+      if constexpr (kPack * sizeof(T) == 16)
+        return launch_backward_tile<kPack>(load_y, load_dy, store, rows, cols, log, stream);
+      path = Path::warp;  // one-element packs (a misaligned or odd row): the lanes load
     }
     if (path == Path::warp) return launch_backward_warp<kPack>(load_y, load_dy, store, rows, cols, log, stream);
     if (path == Path::block_regs)

@@ -221,7 +221,7 @@ void add_type(course::Chapter& ch) {
     bwd.full_shapes = {{3, bwd_cluster_max}, {3, bwd_cluster_max + 1}};
   }
   add_paths<T, ch12::softmax_backward<T>>(ch, Op::softmax_backward, bwd, warp, block_regs, smem(bwd_smem, bwd_both),
-                                          uncached, clusters ? &bwd_cluster : nullptr);
+                                          uncached, clusters ? &bwd_cluster : nullptr, tiles ? &tile : nullptr);
   // Log-softmax's dispatch keeps dy alone in shared memory before it takes a cluster.
   course::Limits bwd_log = bwd;
   bwd_log.text = "any cols: warp <= " + limit_text(kWarpMax) + regs_text +
@@ -230,7 +230,8 @@ void add_type(course::Chapter& ch) {
                  (clusters ? " < a cluster's shared memory, y and dy <= " + limit_text(bwd_cluster_max) : "") +
                  " < uncached";
   add_paths<T, ch12::log_softmax_backward<T>>(ch, Op::log_softmax_backward, bwd_log, warp, block_regs,
-                                              smem(bwd_smem, bwd_both), uncached, clusters ? &bwd_cluster : nullptr);
+                                              smem(bwd_smem, bwd_both), uncached, clusters ? &bwd_cluster : nullptr,
+                                              tiles ? &tile : nullptr);
 
   // Scale-and-mask: fused into the load, and as two kernels.
   const int64_t mask_smem = ch12::smem_max_cols<T>(Op::scale_mask_softmax);

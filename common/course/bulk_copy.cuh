@@ -16,19 +16,22 @@ __device__ __forceinline__ unsigned smem_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-/// Initializes the mbarrier at `bar` (8 bytes of shared memory) for one arriving thread, and makes
-/// the initialization visible to the copy engine. One thread calls it, then the block synchronizes.
+/// Initializes the mbarrier at `bar` (8 bytes of shared memory) for kCopies bulk_loads per phase
+/// (each arrives once), and makes the initialization visible to the copy engine. One thread calls
+/// it, then the block synchronizes.
+template <unsigned kCopies = 1>
 __device__ __forceinline__ void bulk_barrier_init(uint64_t* bar) {
 #if __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_address(bar)) : "memory");
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "n"(kCopies) : "memory");
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #endif
 }
 
 /// Copies `bytes` (a multiple of 16, under 2^20) from global `src` to shared `dst` (both 16-byte
-/// aligned) and arms `bar` to complete its current phase when they have all landed. One thread
-/// calls it per phase. The fence orders this thread's earlier accesses to shared memory (and the
-/// block's, after a barrier: a buffer reused for the next phase) before the copy engine's writes.
+/// aligned) and arms `bar` to complete its current phase when they have all landed (and the
+/// phase's other bulk_loads theirs). One thread makes a phase's calls. The fence orders this
+/// thread's earlier accesses to shared memory (and the block's, after a barrier: a buffer reused
+/// for the next phase) before the copy engine's writes.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
 #if __CUDA_ARCH__ >= 900
   const unsigned b = smem_address(bar);
