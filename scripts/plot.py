@@ -695,21 +695,24 @@ def load_round(path, kernel=None):
 
 def fmt_rounds(directory, groups, match="", kernel=None):
     """Markdown table of alternating rounds (scripts/experiments/peer_rounds.sh: files
-    <who>_r<round>.json in `directory`): for each group {ours: (peer, ...)} and each point (a
+    <who>_r<round>.json in `directory`, or a round's parts <who>_r<round>.<part>.json): for each group {ours: (peer, ...)} and each point (a
     benchmark name without its kernel) containing `match`, ours' median GB/s over the rounds
     that have both sides, the best peer's median, and the rounds in which ours was at or above
     every peer of that round. `kernel`: only that kernel's benchmarks (files that time several
     kernels of a point, as an A/B of one binary's dispatch beside a forced path)."""
+    round_file = re.compile(r"_r(\d+)(?:\.[\w-]+)?\.json$")  # <who>_r<N>.json, or a part: <who>_r<N>.<part>.json
+
     def rounds(who):
         by = {}
         for f in glob.glob(os.path.join(directory, f"{who}_r*.json")):
-            d = load_round(f, kernel)[0]
-            if d:
-                by[int(re.search(r"_r(\d+)\.json$", f).group(1))] = d
+            m = round_file.search(f)
+            d = load_round(f, kernel)[0] if m else {}
+            if d:  # a round timed in parts (a process per shape) is the union of its parts
+                by.setdefault(int(m.group(1)), {}).update(d)
         return by
 
     stamps = {load_round(f)[1] for f in glob.glob(os.path.join(directory, "*_r*.json"))
-              if re.search(r"_r\d+\.json$", f)} - {None}
+              if round_file.search(f)} - {None}
     lines = ["| ours | point | rounds | GB/s | best peer | against the best peer | rounds at or above every peer |",
              "|---|---|---:|---:|---|---:|---:|"]
     for ours_name, peer_names in groups.items():

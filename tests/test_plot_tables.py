@@ -140,6 +140,21 @@ with tempfile.TemporaryDirectory() as d:
     except plot.DataError:
         pass
 
+# fmt_rounds with rounds timed in parts (a process per shape: <who>_r<N>.<part>.json): each
+# round is the union of its parts, and every part's points appear.
+with tempfile.TemporaryDirectory() as d:
+    for who, r, part, cols, gbps in (("tile", 1, "f32_24", 24, 110), ("tile", 1, "f32_48", 48, 90),
+                                     ("warp", 1, "f32_24", 24, 100), ("warp", 1, "f32_48", 48, 100),
+                                     ("tile", 2, "f32_24", 24, 120), ("warp", 2, "f32_24", 24, 100)):
+        with open(os.path.join(d, f"{who}_r{r}.{part}.json"), "w") as f:
+            json.dump({"context": {"git_commit": "abc1234"}, "benchmarks": [
+                {"name": f"softmax_backward/{who}/f32/rows:49152/cols:{cols}/iterations:25",
+                 "bytes_per_second": gbps * 1e9}]}, f)
+    table = plot.fmt_rounds(d, {"tile": ("warp",)})
+    check("| tile | softmax_backward/f32/rows:49152/cols:24 | 2 | 115 | warp 100 | +15.0% | 2 of 2 |" in table and
+          "| tile | softmax_backward/f32/rows:49152/cols:48 | 1 | 90 | warp 100 | -10.0% | 0 of 1 |" in table,
+          f"fmt_rounds: a round's parts are merged, each point over the rounds that have it; got:\n{table}")
+
 # fmt_rounds with a kernel: round files that time two kernels of one point (one binary's dispatch
 # beside a forced path) compare the named kernel only.
 with tempfile.TemporaryDirectory() as d:

@@ -619,6 +619,23 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
   forward<kMax, kWarpColsPerLane<T>, true>(path, pack, load, store, a.rows, a.cols, log, stream);
 }
 
+/// [backward_tile_rule]
+/// Whether the backward dispatch takes the tile path for a row of `cols` columns stored as T
+/// (16-byte packs assumed): more than kBackwardTileMinCols columns, at most kTileMaxRowBytes.
+/// The forward's rule counts bytes; the backward's ends are where its A/B turned, in columns.
+/// Measured on the H100 (experiments/short_rows/backward_tile: both paths forced, medians of ten
+/// rounds of alternating processes), the tile path against the warp path:
+///  - fp32 rows of 20-64 columns: +0.5% to +12.5% (the most at 20-24 columns), ahead in 9 or 10
+///    rounds of 10 at every point;
+///  - 16-bit rows of 24-56, 72, 96 and 128 columns: +0.0% to +5.0%;
+///  - 16-bit rows of 64 columns: level to 1.8% slower; kept in the range: one band is the rule;
+///  - 16 columns or fewer: level (fp32 16) to 6.3% slower, in every dtype.
+template <typename T>
+bool backward_tile_fits(int64_t cols) {
+  return cols > kBackwardTileMinCols && cols * int64_t(sizeof(T)) <= kTileMaxRowBytes;
+}
+/// [backward_tile_rule]
+
 /// [backward_dispatch]
 /// The backward's cluster size for rows x cols stored as T: the smallest power of two from 2 to
 /// 16 that gives at least one block per SM over the rows (as the forward's) and whose chunks of
@@ -636,7 +653,8 @@ int backward_cluster_size(int64_t rows, int64_t cols) {
 }
 
 /// The backward dispatch: warp while both rows fit in registers (past 1024 columns, with the
-/// forward's rows condition), except that with those rows and 16-byte packs a block holds them in
+/// forward's rows condition; packed rows of 17 columns to 256 bytes on a GPU with the bulk copy:
+/// tile, backward_tile_fits), except that with those rows and 16-byte packs a block holds them in
 /// its registers while y and dy are 4 KB or more and under 32 KB (block_regs_backward_fits: fp32
 /// 512-4095 columns, 16-bit 1024-8191); then shared memory while y and dy both fit in a block's. Next,
 /// log-softmax keeps dy alone in shared memory while it fits: its sum needs dy only, so each
@@ -647,7 +665,8 @@ template <typename T>
 Path backward_path(int64_t rows, int64_t cols, bool log, bool packed = true) {
   const bool many_rows = rows >= course::long_warp_rows_min();
   if (packed && many_rows && block_regs_backward_fits<T>(cols)) return Path::block_regs;
-  if (cols <= kWarpMaxCols<T> && (cols <= 32 * 32 || many_rows)) return Path::warp;
+  if (cols <= kWarpMaxCols<T> && (cols <= 32 * 32 || many_rows))
+    return packed && backward_tile_fits<T>(cols) && device_limits().bulk_copy ? Path::tile : Path::warp;
   if (cols <= cols_in_smem<T>(2)) return Path::smem;
   if (log && cols <= cols_in_smem<T>(1)) return Path::smem;
   if (backward_cluster_size<T>(rows, cols) > 0) return Path::cluster;
@@ -981,7 +1000,8 @@ Path chosen_path(course::Op op, int64_t rows, int64_t cols) {
   switch (op) {
     case course::Op::softmax_backward:
     case course::Op::log_softmax_backward:
-      return detail::backward_path<T>(rows, cols, op == course::Op::log_softmax_backward);
+      return detail::backward_path<T>(rows, cols, op == course::Op::log_softmax_backward,
+                                      cols % (16 / int64_t(sizeof(T))) == 0);
     case course::Op::scale_mask_softmax:
       return detail::forward_path<ScaleMaskLoad<T>>(rows, cols, kWarpMaxCols<T>);
     default:

@@ -200,7 +200,13 @@ void add_type(course::Chapter& ch) {
   const int64_t bwd_regs_start = ch12::kBlockRegsBackwardMinBytes / 2 / int64_t(sizeof(T));
   const int64_t bwd_regs_end = 16 * 1024 / int64_t(sizeof(T));
   for (auto s : block_regs_boundary<T>(bwd_regs_start, bwd_regs_end)) bwd.shapes.push_back(s);
-  const std::string regs_text = " (with rows >= 32 x SMs: block_regs for packed cols " +
+  // Packed rows of more than kBackwardTileMinCols columns and up to kTileMaxRowBytes: tile (sm_90+).
+  bwd.thresholds.push_back(ch12::kBackwardTileMinCols);
+  bwd.thresholds.push_back(kTileMax);
+  const std::string tile_text = tiles ? " (packed cols " + std::to_string(ch12::kBackwardTileMinCols + 1) + " to " +
+                                            std::to_string(kTileMax) + ": tile)"
+                                      : "";
+  const std::string regs_text = tile_text + " (with rows >= 32 x SMs: block_regs for packed cols " +
                                 std::to_string(bwd_regs_start) + " to " + std::to_string(bwd_regs_end - 1) + ")";
   bwd.text = "any cols: warp <= " + limit_text(kWarpMax) + regs_text +
              " < shared memory, y and dy <= " + limit_text(bwd_both) +

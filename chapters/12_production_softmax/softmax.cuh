@@ -80,6 +80,12 @@ constexpr int64_t kBlockRegsForwardEndBytes = 16 * 1024;
 constexpr int64_t kTileMinRowBytes = 64;
 constexpr int64_t kTileMaxRowBytes = 256;
 
+/// The backward takes the tile path (kernels.cuh's tile layout, backward.cuh,
+/// softmax_backward_tile_kernel) for packed rows of more than kBackwardTileMinCols columns and at
+/// most kTileMaxRowBytes where its warp path would, on GPUs with the bulk copy: fp32 rows of 17-64
+/// columns, 16-bit rows of 17-128 (dispatch.cuh, backward_tile_rule).
+constexpr int64_t kBackwardTileMinCols = 16;
+
 /// Largest cols of the tile path for storage type T.
 template <typename T>
 constexpr int64_t kTileMaxCols = kTileMaxRowBytes / int64_t(sizeof(T));
