@@ -343,6 +343,14 @@ def short_kernel_name(full):
         nums = re.findall(r"(?<=[<,] )(\d+)|(?<=<)(\d+)", base.split(">", 1)[-1])
         cache = base.split("<", 1)[1].split(",")[0].strip() if head.startswith("softmax_smem") else None
         parts = [f"{loads[0][0]}<{TYPE_NAMES.get(loads[0][1], loads[0][1])}>"] if loads else []
+        targs = base.split("<", 1)[1].rsplit(">", 1)[0] if "<" in base else ""
+        first = targs.split(",")[0].strip()
+        if not loads and first in TYPE_NAMES:  # the tile kernels: <T, [Store<T>,] numbers>
+            flat = targs
+            while re.search(r"<[^<>]*>", flat):
+                flat = re.sub(r"<[^<>]*>", "", flat)
+            parts = [TYPE_NAMES[first]]
+            nums = [(a.strip(), "") for a in flat.split(",")[1:] if a.strip().isdigit()]
         if cache:
             parts.append(f"cache {TYPE_NAMES.get(cache, cache)}")
         parts += [n for pair in nums for n in pair if n]

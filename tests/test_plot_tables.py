@@ -140,6 +140,16 @@ with tempfile.TemporaryDirectory() as d:
     except plot.DataError:
         pass
 
+# short_kernel_name: chapter 12's tile kernels (no Load<T> among their template arguments) are
+# named by their storage type and their numbers.
+for full, short in (("void ch12::softmax_backward_tile_kernel<float, 4, 4, 8, 2, 256>(ch12::DirectLoad<float>, "
+                     "ch12::DirectLoad<float>, ch12::DirectStore<float>, long, long, bool)",
+                     "softmax_backward_tile_kernel<f32, 4, 4, 8, 2, 256>"),
+                    ("void ch12::softmax_tile_kernel<__half, ch12::DirectStore<__half>, 8, 8, 4, 1, 512>("
+                     "ch12::DirectLoad<__half>, ch12::DirectStore<__half>, long, long, bool)",
+                     "softmax_tile_kernel<f16, 8, 8, 4, 1, 512>")):
+    check(plot.short_kernel_name(full) == short, f"short_kernel_name: {short}, got {plot.short_kernel_name(full)}")
+
 # fmt_rounds with rounds timed in parts (a process per shape: <who>_r<N>.<part>.json): each
 # round is the union of its parts, and every part's points appear.
 with tempfile.TemporaryDirectory() as d:
