@@ -583,8 +583,10 @@ std::string warp_limit_text() {
 template <typename T>
 bool check_tile(const course::Args& a, course::Op op) {
   course::require(device_limits().bulk_copy, "the tile path needs the bulk copy (sm_90 or later)");
-  const std::string why = "the tile path holds rows of up to " + std::to_string(kTileMaxRowBytes) + " bytes";
-  return course::check_op_args(a, op, kTileMaxCols<T>, why.c_str());
+  const bool backward = op == course::Op::softmax_backward || op == course::Op::log_softmax_backward;
+  const int64_t max_bytes = backward ? kBackwardTileMaxRowBytes : kTileMaxRowBytes;
+  const std::string why = "the tile path holds rows of up to " + std::to_string(max_bytes) + " bytes";
+  return course::check_op_args(a, op, backward ? kBackwardTileMaxCols<T> : kTileMaxCols<T>, why.c_str());
 }
 
 /// Checks the arguments of a forward op on a forced path (its own limit) or the dispatch; the row
@@ -621,18 +623,23 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
 
 /// [backward_tile_rule]
 /// Whether the backward dispatch takes the tile path for a row of `cols` columns stored as T
-/// (16-byte packs assumed): more than kBackwardTileMinCols columns, at most kTileMaxRowBytes.
-/// The forward's rule counts bytes; the backward's ends are where its A/B turned, in columns.
+/// (16-byte packs assumed): more than kBackwardTileMinCols columns, at most
+/// kBackwardTileMaxRowBytes. The forward's rule counts bytes; the backward's start is where its
+/// A/B turned, in columns, and it goes on to twice the forward's bytes.
 /// Measured on the H100 (experiments/short_rows/backward_tile: both paths forced, medians of ten
 /// rounds of alternating processes), the tile path against the warp path:
 ///  - fp32 rows of 20-64 columns: +0.5% to +12.5% (the most at 20-24 columns), ahead in 9 or 10
 ///    rounds of 10 at every point;
 ///  - 16-bit rows of 24-56, 72, 96 and 128 columns: +0.0% to +5.0%;
 ///  - 16-bit rows of 64 columns: level to 1.8% slower; kept in the range: one band is the rule;
-///  - 16 columns or fewer: level (fp32 16) to 6.3% slower, in every dtype.
+///  - 16 columns or fewer: level (fp32 16) to 6.3% slower, in every dtype;
+///  - rows of 512 bytes (fp32 128 columns, 16-bit 256; experiments/short_rows/backward_tile/rows1024):
+///    +0.5% to +1.3%, ahead in 10-12 rounds of 12; rows of 1 KB: -0.7% to +1.1%, level. Hence the
+///    end at 512 bytes, where the forward's is at 256 (its fp32 rows of 512 bytes and 1 KB read up to
+///    1.1% slower, experiments/short_rows/tile/rule1024).
 template <typename T>
 bool backward_tile_fits(int64_t cols) {
-  return cols > kBackwardTileMinCols && cols * int64_t(sizeof(T)) <= kTileMaxRowBytes;
+  return cols > kBackwardTileMinCols && cols * int64_t(sizeof(T)) <= kBackwardTileMaxRowBytes;
 }
 /// [backward_tile_rule]
 
@@ -696,7 +703,7 @@ template <int kPack, typename T>
 void launch_backward_tile(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
                           int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
   static_assert(kPack * sizeof(T) == 16, "the tile path takes 16-byte packs");
-  constexpr int kColsPerLane = int(kTileMaxRowBytes / int64_t(sizeof(T)) / 32);
+  constexpr int kColsPerLane = int(kBackwardTileMaxRowBytes / int64_t(sizeof(T)) / 32);
   warp_shape<1, kPack, kColsPerLane>(rows, cols, [&](auto cpt, auto width, auto rows_per_group) {
     constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
     constexpr int kRows = decltype(rows_per_group)::value;

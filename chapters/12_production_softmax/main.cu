@@ -153,6 +153,17 @@ void add_type(course::Chapter& ch) {
                             "cols <= " + std::to_string(kTileMax) + " (" + std::to_string(ch12::kTileMaxRowBytes) +
                                 " bytes); the warp path's groups, the block's rows brought into shared memory by one "
                                 "bulk copy (sm_90+); rows not 16-byte aligned: the warp path"};
+  // The backward's tile path holds rows of twice the forward's bytes.
+  constexpr int64_t kBwdTileMax = ch12::kBackwardTileMaxCols<T>;
+  std::vector<int64_t> bwd_tile_shapes;
+  for (int64_t c : warp_shapes)
+    if (c < kBwdTileMax) bwd_tile_shapes.push_back(c);
+  const course::Limits bwd_tile{kBwdTileMax, bwd_tile_shapes,
+                                "cols <= " + std::to_string(kBwdTileMax) + " (" +
+                                    std::to_string(ch12::kBackwardTileMaxRowBytes) +
+                                    " bytes); the warp path's groups, the block's rows of y and dy brought into "
+                                    "shared memory by two bulk copies (sm_90+); rows not 16-byte aligned: the warp "
+                                    "path"};
   auto smem = [](int64_t max_cols, int64_t inner = 0) {
     return course::Limits{max_cols, inner > 0 ? std::vector<int64_t>{inner} : std::vector<int64_t>{},
                           "cols <= " + limit_text(max_cols) + "; the row in shared memory"};
@@ -200,11 +211,11 @@ void add_type(course::Chapter& ch) {
   const int64_t bwd_regs_start = ch12::kBlockRegsBackwardMinBytes / 2 / int64_t(sizeof(T));
   const int64_t bwd_regs_end = 16 * 1024 / int64_t(sizeof(T));
   for (auto s : block_regs_boundary<T>(bwd_regs_start, bwd_regs_end)) bwd.shapes.push_back(s);
-  // Packed rows of more than kBackwardTileMinCols columns and up to kTileMaxRowBytes: tile (sm_90+).
+  // Packed rows of more than kBackwardTileMinCols columns and up to kBackwardTileMaxRowBytes: tile (sm_90+).
   bwd.thresholds.push_back(ch12::kBackwardTileMinCols);
-  bwd.thresholds.push_back(kTileMax);
+  bwd.thresholds.push_back(kBwdTileMax);
   const std::string tile_text = tiles ? " (packed cols " + std::to_string(ch12::kBackwardTileMinCols + 1) + " to " +
-                                            std::to_string(kTileMax) + ": tile)"
+                                            std::to_string(kBwdTileMax) + ": tile)"
                                       : "";
   const std::string regs_text = tile_text + " (with rows >= 32 x SMs: block_regs for packed cols " +
                                 std::to_string(bwd_regs_start) + " to " + std::to_string(bwd_regs_end - 1) + ")";
@@ -227,7 +238,7 @@ void add_type(course::Chapter& ch) {
     bwd.full_shapes = {{3, bwd_cluster_max}, {3, bwd_cluster_max + 1}};
   }
   add_paths<T, ch12::softmax_backward<T>>(ch, Op::softmax_backward, bwd, warp, block_regs, smem(bwd_smem, bwd_both),
-                                          uncached, clusters ? &bwd_cluster : nullptr, tiles ? &tile : nullptr);
+                                          uncached, clusters ? &bwd_cluster : nullptr, tiles ? &bwd_tile : nullptr);
   // Log-softmax's dispatch keeps dy alone in shared memory before it takes a cluster.
   course::Limits bwd_log = bwd;
   bwd_log.text = "any cols: warp <= " + limit_text(kWarpMax) + regs_text +
@@ -237,7 +248,7 @@ void add_type(course::Chapter& ch) {
                  " < uncached";
   add_paths<T, ch12::log_softmax_backward<T>>(ch, Op::log_softmax_backward, bwd_log, warp, block_regs,
                                               smem(bwd_smem, bwd_both), uncached, clusters ? &bwd_cluster : nullptr,
-                                              tiles ? &tile : nullptr);
+                                              tiles ? &bwd_tile : nullptr);
 
   // Scale-and-mask: fused into the load, and as two kernels.
   const int64_t mask_smem = ch12::smem_max_cols<T>(Op::scale_mask_softmax);

@@ -82,13 +82,17 @@ constexpr int64_t kTileMaxRowBytes = 256;
 
 /// The backward takes the tile path (kernels.cuh's tile layout, backward.cuh,
 /// softmax_backward_tile_kernel) for packed rows of more than kBackwardTileMinCols columns and at
-/// most kTileMaxRowBytes where its warp path would, on GPUs with the bulk copy: fp32 rows of 17-64
-/// columns, 16-bit rows of 17-128 (dispatch.cuh, backward_tile_rule).
+/// most kBackwardTileMaxRowBytes where its warp path would, on GPUs with the bulk copy: fp32 rows
+/// of 17-128 columns, 16-bit rows of 17-256 (dispatch.cuh, backward_tile_rule). Forced, its tile
+/// path takes any row up to kBackwardTileMaxRowBytes.
 constexpr int64_t kBackwardTileMinCols = 16;
+constexpr int64_t kBackwardTileMaxRowBytes = 512;
 
-/// Largest cols of the tile path for storage type T.
+/// Largest cols of the tile path for storage type T: the forward's, the backward's.
 template <typename T>
 constexpr int64_t kTileMaxCols = kTileMaxRowBytes / int64_t(sizeof(T));
+template <typename T>
+constexpr int64_t kBackwardTileMaxCols = kBackwardTileMaxRowBytes / int64_t(sizeof(T));
 
 /// True when this GPU and this build can take the tile path (the bulk copy: sm_90 and later).
 bool tile_path_available();
