@@ -622,24 +622,19 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
 }
 
 /// [backward_tile_rule]
-/// Whether the backward dispatch takes the tile path for a row of `cols` columns stored as T
-/// (16-byte packs assumed): more than kBackwardTileMinCols columns, at most
-/// kBackwardTileMaxRowBytes. The forward's rule counts bytes; the backward's start is where its
-/// A/B turned, in columns, and it goes on to twice the forward's bytes.
-/// Measured on the H100 (experiments/short_rows/backward_tile: both paths forced, medians of ten
+/// Whether the backward dispatch takes the tile path for a row of `cols` columns (16-byte packs
+/// assumed): more than kBackwardTileMinCols and at most kBackwardTileEndCols, in every dtype. The
+/// forward's rule counts bytes; the backward's ends are where its A/Bs turned, in columns.
+/// Measured on the H100 (experiments/short_rows/backward_tile: both paths forced, medians of 6-12
 /// rounds of alternating processes), the tile path against the warp path:
-///  - fp32 rows of 20-64 columns: +0.5% to +12.5% (the most at 20-24 columns), ahead in 9 or 10
-///    rounds of 10 at every point;
+///  - fp32 rows of 20-128 columns: +0.2% to +12.5% (the most at 20-24 columns);
 ///  - 16-bit rows of 24-56, 72, 96 and 128 columns: +0.0% to +5.0%;
-///  - 16-bit rows of 64 columns: level to 1.8% slower; kept in the range: one band is the rule;
+///  - 16-bit rows of 64 columns: level to 1.8% slower; kept in the band: one band is the rule;
 ///  - 16 columns or fewer: level (fp32 16) to 6.3% slower, in every dtype;
-///  - rows of 512 bytes (fp32 128 columns, 16-bit 256; experiments/short_rows/backward_tile/rows1024):
-///    +0.5% to +1.3%, ahead in 10-12 rounds of 12; rows of 1 KB: -0.7% to +1.1%, level. Hence the
-///    end at 512 bytes, where the forward's is at 256 (its fp32 rows of 512 bytes and 1 KB read up to
-///    1.1% slower, experiments/short_rows/tile/rule1024).
-template <typename T>
-bool backward_tile_fits(int64_t cols) {
-  return cols > kBackwardTileMinCols && cols * int64_t(sizeof(T)) <= kBackwardTileMaxRowBytes;
+///  - past 128 columns: 16-bit rows of 144 columns 3.4-4.3% slower, 192 level (-1.2% to +0.5%),
+///    240 and 256 +0.5% to +1.3%; rows of 1 KB (fp32 256, 16-bit 512) level (-0.7% to +1.1%).
+inline bool backward_tile_fits(int64_t cols) {
+  return cols > kBackwardTileMinCols && cols <= kBackwardTileEndCols;
 }
 /// [backward_tile_rule]
 
@@ -660,8 +655,8 @@ int backward_cluster_size(int64_t rows, int64_t cols) {
 }
 
 /// The backward dispatch: warp while both rows fit in registers (past 1024 columns, with the
-/// forward's rows condition; packed rows of 17 columns to 256 bytes on a GPU with the bulk copy:
-/// tile, backward_tile_fits), except that with those rows and 16-byte packs a block holds them in
+/// forward's rows condition; packed rows of 17-128 columns on a GPU with the bulk copy: tile,
+/// backward_tile_fits), except that with those rows and 16-byte packs a block holds them in
 /// its registers while y and dy are 4 KB or more and under 32 KB (block_regs_backward_fits: fp32
 /// 512-4095 columns, 16-bit 1024-8191); then shared memory while y and dy both fit in a block's. Next,
 /// log-softmax keeps dy alone in shared memory while it fits: its sum needs dy only, so each
@@ -673,7 +668,7 @@ Path backward_path(int64_t rows, int64_t cols, bool log, bool packed = true) {
   const bool many_rows = rows >= course::long_warp_rows_min();
   if (packed && many_rows && block_regs_backward_fits<T>(cols)) return Path::block_regs;
   if (cols <= kWarpMaxCols<T> && (cols <= 32 * 32 || many_rows))
-    return packed && backward_tile_fits<T>(cols) && device_limits().bulk_copy ? Path::tile : Path::warp;
+    return packed && backward_tile_fits(cols) && device_limits().bulk_copy ? Path::tile : Path::warp;
   if (cols <= cols_in_smem<T>(2)) return Path::smem;
   if (log && cols <= cols_in_smem<T>(1)) return Path::smem;
   if (backward_cluster_size<T>(rows, cols) > 0) return Path::cluster;

@@ -211,11 +211,11 @@ void add_type(course::Chapter& ch) {
   const int64_t bwd_regs_start = ch12::kBlockRegsBackwardMinBytes / 2 / int64_t(sizeof(T));
   const int64_t bwd_regs_end = 16 * 1024 / int64_t(sizeof(T));
   for (auto s : block_regs_boundary<T>(bwd_regs_start, bwd_regs_end)) bwd.shapes.push_back(s);
-  // Packed rows of more than kBackwardTileMinCols columns and up to kBackwardTileMaxRowBytes: tile (sm_90+).
+  // Packed rows of more than kBackwardTileMinCols and up to kBackwardTileEndCols columns: tile (sm_90+).
   bwd.thresholds.push_back(ch12::kBackwardTileMinCols);
-  bwd.thresholds.push_back(kBwdTileMax);
+  bwd.thresholds.push_back(ch12::kBackwardTileEndCols);
   const std::string tile_text = tiles ? " (packed cols " + std::to_string(ch12::kBackwardTileMinCols + 1) + " to " +
-                                            std::to_string(kBwdTileMax) + ": tile)"
+                                            std::to_string(ch12::kBackwardTileEndCols) + ": tile)"
                                       : "";
   const std::string regs_text = tile_text + " (with rows >= 32 x SMs: block_regs for packed cols " +
                                 std::to_string(bwd_regs_start) + " to " + std::to_string(bwd_regs_end - 1) + ")";

@@ -81,11 +81,12 @@ constexpr int64_t kTileMinRowBytes = 64;
 constexpr int64_t kTileMaxRowBytes = 256;
 
 /// The backward takes the tile path (kernels.cuh's tile layout, backward.cuh,
-/// softmax_backward_tile_kernel) for packed rows of more than kBackwardTileMinCols columns and at
-/// most kBackwardTileMaxRowBytes where its warp path would, on GPUs with the bulk copy: fp32 rows
-/// of 17-128 columns, 16-bit rows of 17-256 (dispatch.cuh, backward_tile_rule). Forced, its tile
-/// path takes any row up to kBackwardTileMaxRowBytes.
+/// softmax_backward_tile_kernel) for packed rows of more than kBackwardTileMinCols and at most
+/// kBackwardTileEndCols columns where its warp path would, on GPUs with the bulk copy, in every
+/// dtype (dispatch.cuh, backward_tile_rule). Forced, its tile path takes any row up to
+/// kBackwardTileMaxRowBytes.
 constexpr int64_t kBackwardTileMinCols = 16;
+constexpr int64_t kBackwardTileEndCols = 128;
 constexpr int64_t kBackwardTileMaxRowBytes = 512;
 
 /// Largest cols of the tile path for storage type T: the forward's, the backward's.
