@@ -632,7 +632,7 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
 ///  - 16-bit rows of 64 columns: level to 1.8% slower; kept in the band: one band is the rule;
 ///  - 16 columns or fewer: level (fp32 16) to 6.3% slower, in every dtype;
 ///  - past 128 columns: 16-bit rows of 144 columns 3.4-4.3% slower, 192 level (-1.2% to +0.5%),
-///    240 and 256 +0.5% to +1.3%; rows of 1 KB (fp32 256, 16-bit 512) level (-0.7% to +1.1%).
+///    240 and 256 +0.5% to +1.2%; rows of 1 KB (fp32 256, 16-bit 512) level (-0.7% to +1.1%).
 inline bool backward_tile_fits(int64_t cols) {
   return cols > kBackwardTileMinCols && cols <= kBackwardTileEndCols;
 }
