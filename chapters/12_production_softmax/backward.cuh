@@ -111,7 +111,7 @@ __device__ __forceinline__ void backward_warp_rows(const LoadY& load_y, const Lo
   });
 }
 
-/// The forward's warp kernel for the backward: grid-stride over the rows, kRows at a time per group.
+/// The backward's warp kernel: each group of lanes grid-strides over the rows, kRows at a time.
 template <typename LoadY, typename LoadDy, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
 __global__ void __launch_bounds__(kWarpBlock)
     softmax_backward_warp_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols, bool log) {
