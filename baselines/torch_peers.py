@@ -367,6 +367,7 @@ def main():
            "cuda_runtime_version": torch.version.cuda or "", "cudnn_version": str(torch.backends.cudnn.version()),
            "git_commit": git_commit(), "copy_bytes_per_second": f"{copy_bps:.6g}",
            "copy_method": f"torch copy_ device-to-device of {copy_bytes / 1e9:.1f} GB, bytes read + written, median of {ITERS}",
+           "tensor_memory": "PyTorch's caching allocator (each benchmark's tensors from memory it keeps and reuses)",
            "timing_method": f"L2 flushed (memset of 2x L2) before each launch, one event pair per launch, at least "
                             f"{WARMUP} warm-up launches (flushed) and {warmup_s * 1e3:g} ms of them, median of {iters}",
            "input_fill": ("outliers: first input normal(0, 1), about 1 value in 61 x 20; other inputs normal(0, 1) "

@@ -111,7 +111,52 @@ double measure_copy_bandwidth(L2Flusher& l2, cudaStream_t s, size_t* bytes_used)
   return 2.0 * double(bytes) / summarize(t).median;
 }
 
+// Where every benchmark's tensors live: one device allocation, made once before the first
+// benchmark and sized for the largest, from which each benchmark takes its tensors anew (each at a
+// 2 MB boundary, as cudaMalloc places large buffers), the way a framework's caching allocator
+// reuses its memory. A cudaMalloc per benchmark made the time of a few-microsecond kernel depend on
+// its place in the sweep: the first benchmark of a process read 3-4% more than the same benchmark
+// repeated after it, on buffers freed and allocated again (docs/harness.md, "Where the tensors
+// live"; plots/data/h100-80gb-hbm3/experiments/placement).
+class Arena {
+ public:
+  static constexpr size_t kAlign = size_t(2) << 20;
+  static size_t rounded(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+  // At least `bytes`; a larger request than the reservation reallocates (not expected: run_benchmarks
+  // reserves for the largest benchmark it registers).
+  void reserve(size_t bytes) {
+    if (bytes > buf_.bytes()) buf_ = DeviceBuffer(bytes);
+  }
+  void reset() { used_ = 0; }
+  void* take(size_t bytes) {
+    if (bytes == 0) return nullptr;
+    require(used_ + rounded(bytes) <= buf_.bytes(), "benchmark arena: ", rounded(bytes), " bytes past its ",
+            buf_.bytes(), " (", used_, " taken)");
+    void* p = static_cast<char*>(buf_.get()) + used_;
+    used_ += rounded(bytes);
+    return p;
+  }
+
+ private:
+  DeviceBuffer buf_;
+  size_t used_ = 0;
+};
+
+// The arena bytes one benchmark takes: each tensor (with its offset) and the workspace, rounded.
+size_t arena_bytes(const Variant& v, int64_t rows, int64_t cols, int64_t offset) {
+  const OpSpec& spec = op_spec(v.op);
+  auto tensor = [&](Extent e, Elem elem) {
+    return Arena::rounded(size_t((extent_elems(e, rows, cols) + offset) * dtype_size(tensor_dtype(elem, v.dtype))));
+  };
+  size_t total = v.workspace ? Arena::rounded(v.workspace(rows, cols, v.dtype)) : 0;
+  for (const InputSpec& t : spec.inputs) total += tensor(t.extent, t.elem);
+  for (size_t k = 0; k < spec.outputs.size(); ++k)
+    if (!(op_in_place(v.op) && k == 0)) total += tensor(spec.outputs[k].extent, spec.outputs[k].elem);
+  return total;
+}
+
 struct Context {
+  Arena* arena;
   L2Flusher* l2;
   cudaStream_t stream;
   double copy_bps;
@@ -126,17 +171,19 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
     // own seed with normal(0, 1) values (LayerNorm's gamma + 1); with --input-fill outliers, x has
     // the suite's outliers (about 1 value in 61 x 20). Which values matters at a few MB per tensor,
     // and to some peers at every size (docs/harness.md, "What the inputs hold").
+    // The tensors are taken from the arena (see Arena), at the same place for every benchmark.
     const OpSpec& spec = op_spec(v.op);
     const bool in_place = op_in_place(v.op);  // ReduceScale: y is x
-    std::vector<DeviceBuffer> bufs;
-    bufs.reserve(spec.inputs.size() + spec.outputs.size());
+    Arena& arena = *ctx.arena;
+    arena.reserve(arena_bytes(v, rows, cols, offset));
+    arena.reset();
     auto view = [&](Extent e, Elem elem) {
       const int64_t es = dtype_size(tensor_dtype(elem, v.dtype));
-      bufs.emplace_back(size_t((extent_elems(e, rows, cols) + offset) * es));
-      return static_cast<void*>(static_cast<char*>(bufs.back().get()) + offset * es);
+      char* p = static_cast<char*>(arena.take(size_t((extent_elems(e, rows, cols) + offset) * es)));
+      return static_cast<void*>(p + offset * es);
     };
-    size_t ws_bytes = v.workspace ? v.workspace(rows, cols, v.dtype) : 0;
-    DeviceBuffer ws(ws_bytes);
+    const size_t ws_bytes = v.workspace ? v.workspace(rows, cols, v.dtype) : 0;
+    void* ws = arena.take(ws_bytes);
     Args a;
     a.rows = rows;
     a.cols = cols;
@@ -157,7 +204,7 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
       const OutputSpec& t = spec.outputs[k];
       a.*(t.slot) = in_place && k == 0 ? const_cast<void*>(a.x) : view(t.extent, t.elem);
     }
-    a.workspace = ws.get();
+    a.workspace = ws;
     a.workspace_bytes = ws_bytes;
     auto launch = [&] { v.launch(a, ctx.stream); };
     EventPair ev;
@@ -218,8 +265,10 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   l2 = std::make_unique<L2Flusher>(dev.l2_bytes);
   size_t copy_bytes = 0;
   double copy_bps = measure_copy_bandwidth(*l2, s, &copy_bytes);
+  static Arena arena;
   static Context ctx;
-  ctx = {l2.get(), s, copy_bps, opt.quick ? kQuickIterations : kIterations, opt.outliers};
+  ctx = {&arena, l2.get(), s, copy_bps, opt.quick ? kQuickIterations : kIterations, opt.outliers};
+  size_t arena_size = 0;
 
   std::vector<Sweep> sweeps = opt.quick ? std::vector<Sweep>{quick_sweep()} : ch.sweeps();
   if (opt.rows) sweeps = {Sweep{{*opt.rows}, {*opt.cols}}};
@@ -242,6 +291,7 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
             ++skipped;
             continue;
           }
+          arena_size = std::max(arena_size, arena_bytes(v, rows, cols, opt.offset));
           const Variant* vp = &v;
           const int64_t off = opt.offset;
           benchmark::RegisterBenchmark(
@@ -258,6 +308,7 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   if (registered == 0 && skipped == 0)
     throw UsageError("nothing to benchmark: no variant matches the filters" +
                      std::string(opt.rows ? " (or the shape is past every variant's limit)" : ""));
+  arena.reserve(arena_size);  // once, after the copy line's buffers are freed and before any benchmark
 
   // Environment stamp: every JSON says where and how its numbers were taken.
   char buf[64];
@@ -281,6 +332,9 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   benchmark::AddCustomContext("copy_bytes_per_second", buf);
   benchmark::AddCustomContext("copy_method", "cudaMemcpyAsync device-to-device of " + human_bytes(double(copy_bytes)) +
                                                  ", bytes read + written, median of " + std::to_string(kIterations));
+  benchmark::AddCustomContext("tensor_memory", "one arena of " + human_bytes(double(arena_size)) +
+                                                  ", allocated once; each benchmark's tensors from its start, "
+                                                  "at 2 MB boundaries");
   benchmark::AddCustomContext("timing_method", "L2 flushed (" + std::string(l2->method()) +
                                                    " of 2x L2) before each launch, one event pair per "
                                                    "launch, " +
