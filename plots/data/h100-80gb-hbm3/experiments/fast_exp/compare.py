@@ -42,8 +42,8 @@ def main():
     print(f"| benchmark | {a.base} GB/s | " + " | ".join(others) + " |")
     print("|---|---:|" + "---:|" * len(others))
     for name in base[0]:
-        if a.filter not in name:
-            continue
+        if a.filter not in name or any(name not in r for rs in others.values() for r in rs):
+            continue  # filtered out, or not timed by every variant
         b = statistics.median(r[name] for r in base)
         changes = [100 * (statistics.median(r[name] for r in rs) / b - 1) for rs in others.values()]
         if max(abs(c) for c in changes) < a.min:
