@@ -155,6 +155,9 @@ size_t arena_bytes(const Variant& v, int64_t rows, int64_t cols, int64_t offset)
   return total;
 }
 
+// Benchmarks that failed (a launcher's error, an arena past its size): the process then exits 1.
+int failed_benchmarks = 0;
+
 struct Context {
   Arena* arena;
   L2Flusher* l2;
@@ -226,6 +229,7 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
     state.counters["max_us"] = C(t.max * 1e6);
     state.counters["spread_pct"] = C(100.0 * (t.p90 - t.p10) / t.median);  // p90 - p10, % of median
   } catch (const std::exception& e) {
+    ++failed_benchmarks;
     state.SkipWithError(e.what());
   }
 }
@@ -359,6 +363,10 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   if (benchmark::ReportUnrecognizedArguments(ac, av.data())) return 2;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  if (failed_benchmarks > 0) {
+    std::fprintf(stderr, "%d benchmark(s) failed: the error_message of each in the output says why\n", failed_benchmarks);
+    return 1;
+  }
   return 0;
 }
 
