@@ -29,6 +29,10 @@ README.md and chapters/*/README.md, so that no number in the lessons is typed by
   <!-- rounds DIR OURS:PEER,PEER... [match=TEXT] -->...<!-- /rounds -->
                                                              alternating rounds of ours and the peers
                                                              (DIR under plots/data/<gpu>/: peer_rounds.sh)
+  <!-- positions DIR [match=TEXT] -->...<!-- /positions -->
+                                                             each benchmark of each process by its
+                                                             place in the process (DIR under
+                                                             plots/data/<gpu>/: <variant>_r<N>.json)
   <!-- twins FILE [GPU] -->...<!-- /twins -->                 chapter 12's dispatch against the forced
                                                              variant of the path it chose (FILE: its
                                                              --paths JSON): the same kernel timed
@@ -748,6 +752,37 @@ def fmt_rounds(directory, groups, match="", kernel=None):
     return "\n".join(lines)
 
 
+def fmt_positions(directory, match=""):
+    """Markdown table of processes that ran several benchmarks (files <variant>_r<round>.json in
+    `directory`, one process each): each benchmark numbered by its place in its process (1: the
+    first; repetitions count separately), and for each (variant, place, benchmark) whose variant or
+    benchmark contains `match`, the median GB/s over the rounds, the lowest and highest, and the
+    rounds (experiments/placement)."""
+    acc, stamps = {}, set()
+    for f in sorted(glob.glob(os.path.join(directory, "*_r*.json"))):
+        m = re.match(r"(.+)_r(\d+)\.json$", os.path.basename(f))
+        if not m:
+            continue
+        with open(f) as fh:
+            doc = json.load(fh)
+        stamps.add(load_round(f)[1])
+        runs = [b for b in doc.get("benchmarks", []) if b.get("run_type") != "aggregate" and "bytes_per_second" in b]
+        for place, b in enumerate(runs, 1):
+            name = re.sub(r"/(iterations|repeats|manual_time).*", "", b["name"])
+            if match in m.group(1) or match in name:
+                acc.setdefault((m.group(1), place, name), []).append(b["bytes_per_second"] / 1e9)
+    if not acc:
+        raise DataError(f"positions: no benchmark of {directory} matches '{match}'")
+    lines = ["| process | place | benchmark | GB/s | lowest-highest | rounds |", "|---|---:|---|---:|---|---:|"]
+    for (variant, place, name), v in sorted(acc.items(), key=lambda kv: kv[0][:2]):
+        lines.append(f"| {variant} | {place} | {name} | {statistics.median(v):.0f} | {min(v):.0f}-{max(v):.0f} | {len(v)} |")
+    lines.append("")
+    lines.append(f"GB/s, medians over rounds, one process per round and variant, the variants alternating; place: "
+                 f"the benchmark's order in its process. Data: `{os.path.relpath(directory, ROOT)}`, commits "
+                 f"{', '.join(sorted(s for s in stamps if s))}.")
+    return "\n".join(lines)
+
+
 TWIN_PATHS = ("warp", "tile", "block_regs")
 
 
@@ -822,6 +857,8 @@ PROFILE_RE = re.compile(r"(<!-- profile (?P<ch>[\w./]+)(?: (?P<gpu>[\w-]+))? -->
 RESULTS_RE = re.compile(r"(<!-- results (?P<ch>\w+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /results -->)", re.S)
 ROUNDS_RE = re.compile(r"(<!-- rounds (?P<dir>[\w/.]+)(?P<groups>(?: [\w]+:[\w,]+)+)(?: match=(?P<match>\S+))?"
                        r"(?: kernel=(?P<kernel>\w+))? -->)(.*?)(<!-- /rounds -->)", re.S)
+POSITIONS_RE = re.compile(r"(<!-- positions (?P<dir>[\w/.]+)(?: match=(?P<match>\S+))? -->)(.*?)(<!-- /positions -->)",
+                          re.S)
 TWINS_RE = re.compile(r"(<!-- twins (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /twins -->)", re.S)
 PATHS_RE = re.compile(r"(<!-- paths (?P<file>[\w/.]+)(?: (?P<gpu>[\w-]+))? -->)(.*?)(<!-- /paths -->)", re.S)
 VALUE_RE = re.compile(r"(<!-- value (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)(?: (?P<gpu>[\w-]+))? -->)"
@@ -900,6 +937,12 @@ def rewrite_markers(text, data, peers=None):
         groups = {g.split(":")[0]: tuple(g.split(":")[1].split(",")) for g in m["groups"].split()}
         return f"{m.group(1)}\n{fmt_rounds(directory, groups, m['match'] or '', m['kernel'])}\n{m.group(7)}"
 
+    def positions(m):
+        directory = os.path.join(DATA_DIR, REFERENCE_GPU, m["dir"])
+        if not os.path.isdir(directory):
+            raise DataError(f"positions marker names {directory}: no such folder")
+        return f"{m.group(1)}\n{fmt_positions(directory, m['match'] or '')}\n{m.group(5)}"
+
     def summary(m):
         gpu = m["gpu"] or REFERENCE_GPU
         if gpu not in data:
@@ -912,6 +955,7 @@ def rewrite_markers(text, data, peers=None):
     text = PATHS_RE.sub(paths, text)
     text = TWINS_RE.sub(twins, text)
     text = ROUNDS_RE.sub(rounds, text)
+    text = POSITIONS_RE.sub(positions, text)
     text = VS_COPY_RE.sub(vs_copy, text)
     text = SECTORS_RE.sub(sectors, text)
     text = BALANCE_RE.sub(balance, text)

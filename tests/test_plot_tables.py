@@ -14,7 +14,10 @@ are known: test_plot_tables.py ROOT
 - fmt_profile takes its caption from a profile's "# how" line where it has one, and shows a
   metric the profile did not collect as "-";
 - fmt_balance labels each run of one kernel from the "# launches" line and refuses a profile
-  without those labels or the SM cycle metrics.
+  without those labels or the SM cycle metrics;
+- fmt_positions numbers each benchmark by its place in its process (repetitions apart, aggregates
+  left out), takes medians over the rounds per (process, place), filters by match=, and refuses a
+  folder where nothing matches.
 Exits 77 (CTest: skipped) without matplotlib (plot.py imports it), 1 on any failure.
 """
 import json
@@ -226,6 +229,29 @@ with tempfile.TemporaryDirectory() as d:
             check(False, f"fmt_balance: refused without labels or cycle metrics ({bad})")
         except plot.DataError:
             pass
+
+# fmt_positions: a process that ran one benchmark three times (as --benchmark_repetitions does),
+# with its aggregate rows, in three rounds: 120, 100, 100 / 110, 90, 95 / 130, 80, 99.
+with tempfile.TemporaryDirectory() as d:
+    for r, vals in ((1, (120, 100, 100)), (2, (110, 90, 95)), (3, (130, 80, 99))):
+        runs = [{"name": "gelu/pack/f32/rows:1/cols:1048576/iterations:25/repeats:3/manual_time",
+                 "run_type": "iteration", "bytes_per_second": v * 1e9} for v in vals]
+        runs.append({"name": "gelu/pack/f32/rows:1/cols:1048576/iterations:25/repeats:3/manual_time_mean",
+                     "run_type": "aggregate", "bytes_per_second": 1e12})
+        with open(os.path.join(d, f"rep_r{r}.json"), "w") as f:
+            json.dump({"context": {"git_commit": "abc1234def"}, "benchmarks": runs}, f)
+    table = plot.fmt_positions(d)
+    check("| rep | 1 | gelu/pack/f32/rows:1/cols:1048576 | 120 | 110-130 | 3 |" in table and
+          "| rep | 2 | gelu/pack/f32/rows:1/cols:1048576 | 90 | 80-100 | 3 |" in table and
+          "| rep | 3 | gelu/pack/f32/rows:1/cols:1048576 | 99 | 95-100 | 3 |" in table and "| rep | 4 |" not in table,
+          f"fmt_positions: each repetition its own place, medians over rounds, aggregates left out; got:\n{table}")
+    check("commits abc1234." in table, f"fmt_positions: the caption names the commit; got:\n{table}")
+    check(plot.fmt_positions(d, "rep") == table, "fmt_positions: match= on the process keeps its rows")
+    try:
+        plot.fmt_positions(d, "nothing")
+        check(False, "fmt_positions: a folder where nothing matches is refused")
+    except plot.DataError:
+        pass
 
 if failures:
     print(f"{len(failures)} check(s) failed")
