@@ -142,16 +142,19 @@ class Arena {
   size_t used_ = 0;
 };
 
-// The arena bytes one benchmark takes: each tensor (with its offset) and the workspace, rounded.
+// One tensor of a benchmark, with its `offset` elements before it.
+size_t tensor_bytes(const Variant& v, Extent e, Elem elem, int64_t rows, int64_t cols, int64_t offset) {
+  return size_t((extent_elems(e, rows, cols) + offset) * dtype_size(tensor_dtype(elem, v.dtype)));
+}
+
+// The arena bytes one benchmark takes: each tensor and the workspace, rounded as Arena::take does.
 size_t arena_bytes(const Variant& v, int64_t rows, int64_t cols, int64_t offset) {
   const OpSpec& spec = op_spec(v.op);
-  auto tensor = [&](Extent e, Elem elem) {
-    return Arena::rounded(size_t((extent_elems(e, rows, cols) + offset) * dtype_size(tensor_dtype(elem, v.dtype))));
-  };
   size_t total = v.workspace ? Arena::rounded(v.workspace(rows, cols, v.dtype)) : 0;
-  for (const InputSpec& t : spec.inputs) total += tensor(t.extent, t.elem);
+  for (const InputSpec& t : spec.inputs) total += Arena::rounded(tensor_bytes(v, t.extent, t.elem, rows, cols, offset));
   for (size_t k = 0; k < spec.outputs.size(); ++k)
-    if (!(op_in_place(v.op) && k == 0)) total += tensor(spec.outputs[k].extent, spec.outputs[k].elem);
+    if (!(op_in_place(v.op) && k == 0))
+      total += Arena::rounded(tensor_bytes(v, spec.outputs[k].extent, spec.outputs[k].elem, rows, cols, offset));
   return total;
 }
 
@@ -181,9 +184,8 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
     arena.reserve(arena_bytes(v, rows, cols, offset));
     arena.reset();
     auto view = [&](Extent e, Elem elem) {
-      const int64_t es = dtype_size(tensor_dtype(elem, v.dtype));
-      char* p = static_cast<char*>(arena.take(size_t((extent_elems(e, rows, cols) + offset) * es)));
-      return static_cast<void*>(p + offset * es);
+      char* p = static_cast<char*>(arena.take(tensor_bytes(v, e, elem, rows, cols, offset)));
+      return static_cast<void*>(p + offset * dtype_size(tensor_dtype(elem, v.dtype)));
     };
     const size_t ws_bytes = v.workspace ? v.workspace(rows, cols, v.dtype) : 0;
     void* ws = arena.take(ws_bytes);
