@@ -10,8 +10,8 @@
 #include <string>
 #include <tuple>
 
-#include "course/errors.h"
-#include "course/harness.h"
+#include "harness/errors.h"
+#include "harness/harness.h"
 
 namespace {
 

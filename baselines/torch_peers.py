@@ -4,7 +4,7 @@
 For each launch: the L2 flushed by a memset of twice its size (outside the timed region), one
 CUDA event pair around the call alone; flushed warm-ups (at least 10, and for at least 50 ms, as
 the harness: COURSE_WARMUP_MS overrides the time), then the median of 25 timed calls.
-Bandwidth is the course's bytes model (common/course/ops.cpp) over the median, and a percentage of
+Bandwidth is the course's bytes model (common/harness/ops.cpp) over the median, and a percentage of
 a 4 GiB device-to-device copy measured in the same process. Benchmark names follow the harness:
 op/torch/dtype/rows:R/cols:C.
 
@@ -34,7 +34,7 @@ import sys
 import time
 
 WARMUP, ITERS = 10, 25
-WARMUP_MS = 50.0  # the harness's kWarmupMs (common/course/bench.cu)
+WARMUP_MS = 50.0  # the harness's kWarmupMs (common/harness/bench.cu)
 STANDARD = ([49152], [32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 32768])
 LONG = ([128], [2048, 8192, 32768, 131072, 524288, 2097152, 4194304])
 FLAT = ([1], [1 << 20, 1 << 24, 1 << 28])
@@ -61,7 +61,7 @@ def git_commit():
         return "unknown (no git)"
 
 
-# --- The harness's fill (common/course/device.cu), on the GPU through PyTorch ---------------------
+# --- The harness's fill (common/harness/device.cu), on the GPU through PyTorch ---------------------
 # Every implementation is timed on the same values: at a few MB per tensor the values moved change
 # the time (docs/harness.md, "What the inputs hold"). The hash is the harness's splitmix64 on int64
 # tensors (PyTorch has no uint64 arithmetic; int64 adds and multiplies wrap, and a logical shift is
@@ -98,7 +98,7 @@ def splitmix64(z):
 
 
 def harness_fill(torch, rows, cols, dtype, seed, outliers, scale=1.0, shift=0.0, device="cuda"):
-    """fill_kernel of common/course/device.cu (no special rows): element i from splitmix64(seed * C + i),
+    """fill_kernel of common/harness/device.cu (no special rows): element i from splitmix64(seed * C + i),
     normal(0, 1) by Box-Muller, about 1 in 61 scaled by 20 with `outliers`, then * scale + shift."""
     n = rows * cols
     out = torch.empty(n, dtype=dtype, device=device)
@@ -116,7 +116,7 @@ def harness_fill(torch, rows, cols, dtype, seed, outliers, scale=1.0, shift=0.0,
 
 
 def harness_mask(torch, rows, cols, seed, device="cuda"):
-    """fill_mask_kernel of common/course/device.cu (1: masked): a quarter at random, every 11th row
+    """fill_mask_kernel of common/harness/device.cu (1: masked): a quarter at random, every 11th row
     from row 3 fully masked, every 11th from row 7 all but one element."""
     n = rows * cols
     out = torch.empty(n, dtype=torch.uint8, device=device)
@@ -133,7 +133,7 @@ def harness_mask(torch, rows, cols, seed, device="cuda"):
     return out.view(rows, cols)
 
 
-# What a chapter's `--verify --rows R --cols C --save DIR` gives each input (common/course/verify.cu):
+# What a chapter's `--verify --rows R --cols C --save DIR` gives each input (common/harness/verify_case.cu):
 # x from --seed (1) with outliers; input k > 0 from seed * 7919 + k, the first per-column one (gamma)
 # 0.5 * normal + 1. The backward's y is replaced by a softmax there, so it is not compared.
 SAVED_SIDE = {"gamma": (1, 0.5, 1.0), "beta": (2, 1.0, 0.0), "b": (1, 1.0, 0.0), "c": (2, 1.0, 0.0),
@@ -278,7 +278,7 @@ def main():
         del fn
         torch.cuda.empty_cache()
 
-    # Every timed tensor holds what the harness's bench gives the same slot (common/course/bench.cu):
+    # Every timed tensor holds what the harness's bench gives the same slot (common/harness/bench.cu):
     # input k from seed 1 + k, LayerNorm's gamma centred on 1, and with --input-fill outliers the
     # first input with the suite's outliers.
     def matrix(rows, cols, dt, seed=1, shift=0.0):
@@ -373,7 +373,7 @@ def main():
            "input_fill": ("outliers: first input normal(0, 1), about 1 value in 61 x 20; other inputs normal(0, 1) "
                           "(LayerNorm's gamma + 1); a mask as the suite's" if args.input_fill == "outliers" else
                           "normal: every input normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's")
-                         + " (the harness's fill, common/course/device.cu, computed by this script)",
+                         + " (the harness's fill, common/harness/device.cu, computed by this script)",
            "sweep": "quick" if args.quick else "standard"}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

@@ -1,10 +1,12 @@
 #!/bin/bash
 # gpu-session.sh OUTDIR [--archs LIST] [--no-bench] [--no-tests] [--ncu] [--peers]
-# Everything the lent GPU machine does in one call (see docs/gpu-machine.md): configure and build
-# with all cores, run every CTest label (unit, cli, gpu, large, sanitize), run each chapter's
-# verification and benchmark sweep into OUTDIR, and optionally collect ncu metrics and run the
-# peers (cuDNN, PyTorch: scripts/run-peers.sh) in the same session.
-# Run from the repository root with .gpu-deps beside it (../shared/gpu/pack-deps makes it).
+# Everything a data run does on a GPU machine, in one go: configure and build with all cores, run
+# every CTest label but docs (unit, cli, gpu, large, sanitize), run each chapter's verification and
+# benchmark sweep into OUTDIR, and optionally collect ncu metrics and run the peers (cuDNN,
+# PyTorch: scripts/run-peers.sh) in the same session.
+# Run from the repository root. A GPU machine without Google Benchmark and GoogleTest installed
+# can build against a copy of them in .gpu-deps/ (a CMake prefix: include/ and lib/), which this
+# script adds to CMAKE_PREFIX_PATH and LD_LIBRARY_PATH.
 set -uo pipefail
 out=$1; shift
 archs=""

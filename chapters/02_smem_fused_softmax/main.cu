@@ -22,9 +22,9 @@ int main(int argc, char** argv) {
   using course::DType;
   using course::Op;
   course::Chapter ch("02_smem_fused_softmax", "Fused softmax: one block per row, the row in shared memory");
-  ch.add(Op::softmax, "smem", DType::f32, softmax_smem<float>, limits_for(smem_softmax_max_cols<float>()));
-  ch.add(Op::softmax, "smem", DType::f16, softmax_smem<__half>, limits_for(smem_softmax_max_cols<__half>()));
-  ch.add(Op::softmax, "smem", DType::bf16, softmax_smem<__nv_bfloat16>,
-         limits_for(smem_softmax_max_cols<__nv_bfloat16>()));
+  ch.add(Op::softmax, "smem", DType::f32, ch02::softmax_smem<float>, limits_for(ch02::smem_softmax_max_cols<float>()));
+  ch.add(Op::softmax, "smem", DType::f16, ch02::softmax_smem<__half>, limits_for(ch02::smem_softmax_max_cols<__half>()));
+  ch.add(Op::softmax, "smem", DType::bf16, ch02::softmax_smem<__nv_bfloat16>,
+         limits_for(ch02::smem_softmax_max_cols<__nv_bfloat16>()));
   return ch.run(argc, argv);
 }

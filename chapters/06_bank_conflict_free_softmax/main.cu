@@ -10,7 +10,7 @@
 namespace {
 template <typename T>
 course::Limits limits() {
-  const int64_t max_cols = smem_pack_softmax_max_cols<T>();
+  const int64_t max_cols = ch06::smem_pack_softmax_max_cols<T>();
   // 12288 fp32 = 48 KB, where the row starts to need the opt-in shared memory.
   return {max_cols,
           {12288},
@@ -21,9 +21,9 @@ course::Limits limits() {
 
 template <typename T>
 void add(course::Chapter& ch, course::DType t) {
-  ch.add(course::Op::softmax, "smem_natural", t, softmax_smem_natural<T>, limits<T>());
-  ch.add(course::Op::softmax, "smem_transposed", t, softmax_smem_transposed<T>, limits<T>());
-  ch.add(course::Op::softmax, "smem_transposed16", t, softmax_smem_transposed16<T>, limits<T>());
+  ch.add(course::Op::softmax, "smem_natural", t, ch06::softmax_smem_natural<T>, limits<T>());
+  ch.add(course::Op::softmax, "smem_transposed", t, ch06::softmax_smem_transposed<T>, limits<T>());
+  ch.add(course::Op::softmax, "smem_transposed16", t, ch06::softmax_smem_transposed16<T>, limits<T>());
 }
 }  // namespace
 

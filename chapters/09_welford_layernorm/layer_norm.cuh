@@ -1,41 +1,339 @@
 /// @file layer_norm.cuh
-/// @brief Chapter 09's launchers (layer_norm.cu) and its accuracy experiment (accuracy.cu).
+/// @brief Chapter 09: LayerNorm forward, y = (x - mean) * rstd * gamma + beta over each row, with
+/// the per-row mean and rstd, the statistics by Welford (welford.cuh). Three paths chosen by cols,
+/// as in softmax: a group of lanes per row with the row in registers (it holds up to 1024 fp32 or
+/// 3072 f16/bf16 columns; the dispatch uses it to 512 fp32 columns), a block per row with the row
+/// cached in shared memory, and a block per row that reads the row twice from global memory when it
+/// does not fit on chip. TUNING.md records the measurements behind each constant.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
-#include "course/ops.h"
+#include "blocks/occupancy.cuh"
+#include "blocks/pack.cuh"
+#include "blocks/warp.cuh"
+#include "blocks/warp_dispatch.cuh"
+#include "harness/device.h"
+#include "harness/errors.h"
+#include "harness/harness.h"
+#include "harness/launch_math.h"
+#include "welford.cuh"
+
+namespace ch09 {
+
+using course::Pack;
+using course::Welford;
+
+constexpr int kWarpBlock = 128;  // H100: 64 or 32 threads -1.1% to +0.0% at 256-2048 columns (TUNING.md)
+// The warp path's capacity: 32 columns per lane for fp32 (rows of 1024). A lane holds its packs as
+// loaded, in the storage type, and converts them once for the statistics and once to normalize,
+// so 16-bit rows cost half the registers: 96 columns per lane (rows of 3072), as in chapter 12.
+// H100: the 16-bit warp path reads more than the block path at 1536-3072 columns (TUNING.md).
+template <typename T>
+constexpr int kWarpColsPerLane = sizeof(T) == 2 ? 96 : 32;
+template <typename T>
+constexpr int64_t kWarpMaxCols = 32 * kWarpColsPerLane<T>;
+// Chapter 06's rule: a block size must give each thread 4 packs (not measured on LayerNorm: TUNING.md).
+constexpr int64_t kMinPacksPerThread = 4;
+// Short rows in the warp path: at least two packs per lane, in narrower groups. A Welford merge
+// step moves three numbers, so fewer steps per row pay more than in softmax.
+// H100: +10-20% at 32-128 fp32 columns against one pack per lane; four no better (TUNING.md).
+constexpr int kMinPacksPerLane = 2;
+// Where the dispatch leaves the warp path: fp32 after 512 columns (at 1024 a lane holds 32 floats
+// and the block path with the row in shared memory reads as much); 16-bit rows stay in registers
+// up to the path's capacity, past 1024 columns only when there are rows enough for 32 warps per SM
+// (course::long_warp_rows_min; fewer rows: a block per row spreads each over more threads).
+// H100: fp32 warp and block paths level at 1024 columns, none measured at 513-1023 (TUNING.md).
+template <typename T>
+constexpr int64_t kWarpUpTo = sizeof(T) == 4 ? 512 : kWarpMaxCols<T>;
+// Loads in flight per thread in the block kernel's first pass (see layer_norm_block_kernel).
+// H100: +4.2% fp32, +5.2% fp16 at 32768 columns against one; twice as many lose up to 7% (TUNING.md).
+template <typename T>
+constexpr int kBlockLoads = sizeof(T) == 4 ? 4 : 2;
+
+/// The output of one pack: (v - mean) * rstd * gamma + beta, from packs of gamma and beta already
+/// loaded.
+template <typename T, int kPack>
+__device__ __forceinline__ void normalize_pack(const float* v, const Pack<T, kPack>& gamma, const Pack<T, kPack>& beta,
+                                               float mu, float rs, T* out) {
+  using Convert = course::ScalarConvert<T>;
+  float g[kPack], b[kPack], o[kPack];
+  Convert::to_floats(gamma, g);
+  Convert::to_floats(beta, b);
+#pragma unroll
+  for (int j = 0; j < kPack; ++j) o[j] = (v[j] - mu) * rs * g[j] + b[j];
+  Pack<T, kPack> pk;
+  Convert::from_floats(o, pk);
+  course::store_pack<T, kPack>(out, pk);
+}
+
+/// The same, loading the packs of gamma and beta at the columns of `out`.
+template <typename T, int kPack>
+__device__ __forceinline__ void normalize_pack(const float* v, const T* gamma, const T* beta, float mu, float rs,
+                                               T* out) {
+  normalize_pack<T, kPack>(v, course::load_pack<T, kPack>(gamma), course::load_pack<T, kPack>(beta), mu, rs, out);
+}
+
+/// [affine_early]
+// The warp kernel loads its lanes' packs of gamma and beta before the group merge, where groups
+// are 8 lanes or wider. Loaded in the write pass, their round trip to L1 or L2 came after the
+// merge's chain of shuffles; loaded before it, the two overlap. In narrower groups (fp32 rows of
+// 32 columns, 16-bit of 32 and 64) the merge is one or two steps, there is little to overlap,
+// and the registers cost more than it saves: they load in the write pass.
+// H100: +2-9% at 64-512 fp32 and 128-512 16-bit columns, up to -5% in 4-lane groups (TUNING.md).
+template <int kWidth>
+constexpr bool kAffineEarly = kWidth >= 8;
+/// [affine_early]
+
+/// [warp_kernel]
+// A group of kWidth lanes per row (kRows rows at a time), each lane holding kColsPerThread
+// columns in registers, as loaded (the storage type): every load made first, then Welford per
+// lane, the lane's packs of gamma and beta (kAffineEarly), a group merge, and normalize from
+// registers. x is read once and y written once.
+template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows>
+__global__ void __launch_bounds__(kWarpBlock)
+    layer_norm_warp_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
+                           T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t rows,
+                           int64_t cols, float eps) {
+  using Convert = course::ScalarConvert<T>;
+  constexpr int kPacks = kColsPerThread / kPack;
+  const int lane = threadIdx.x % kWidth;
+  const unsigned mask = course::group_mask<kWidth>();
+  const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
+  const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
+  auto col_of = [&](int p) { return (int64_t(p) * kWidth + lane) * kPack; };
+
+  Pack<T, kPack> held[kRows][kPacks];
+  for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p)
+        if (row0 + r < rows && col_of(p) < cols) held[r][p] = course::load_pack<T, kPack>(x + (row0 + r) * cols + col_of(p));
+    Welford w[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p)
+        if (row0 + r < rows && col_of(p) < cols) {
+          float v[kPack];
+          Convert::to_floats(held[r][p], v);
+          w[r] = course::welford_merge(w[r], course::welford_of<kPack>(v));
+        }
+    Pack<T, kPack> g[kAffineEarly<kWidth> ? kPacks : 1], b[kAffineEarly<kWidth> ? kPacks : 1];
+    if constexpr (kAffineEarly<kWidth>) {
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p)
+        if (col_of(p) < cols) {
+          g[p] = course::load_pack<T, kPack>(gamma + col_of(p));
+          b[p] = course::load_pack<T, kPack>(beta + col_of(p));
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) w[r] = course::group_welford<kWidth>(w[r], mask);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int64_t row = row0 + r;
+      if (row >= rows) continue;
+      float mu, rs;
+      course::welford_finish(w[r], eps, &mu, &rs);
+      if (lane == 0) {
+        mean[row] = mu;
+        rstd[row] = rs;
+      }
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t col = col_of(p);
+        if (col >= cols) continue;
+        float v[kPack];
+        Convert::to_floats(held[r][p], v);
+        if constexpr (kAffineEarly<kWidth>)
+          normalize_pack<T, kPack>(v, g[p], b[p], mu, rs, y + row * cols + col);
+        else
+          normalize_pack<T, kPack>(v, gamma + col, beta + col, mu, rs, y + row * cols + col);
+      }
+    }
+  }
+}
+/// [warp_kernel]
+
+template <typename T, int kPack, int kColsPerThread, int kWidth>
+void launch_warp(const course::Args& a, cudaStream_t stream) {
+  // Short rows: several rows per group, so that each lane has several loads in flight.
+  // H100: no figure recorded; chapter 04's rows_per_group would take 4 at 8 fp32 columns (TUNING.md).
+  constexpr int kRows = kColsPerThread == kPack ? 4 : (kColsPerThread / kPack <= 4 && kColsPerThread <= 16) ? 2 : 1;
+  constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
+  // One group per row at the sweep's shapes. H100: one looping wave lost 3-6% (TUNING.md).
+  const unsigned blocks = course::resident_grid(a.rows, kRowsPerBlock, kWarpBlock, 8);
+  layer_norm_warp_kernel<T, kPack, kColsPerThread, kWidth, kRows><<<blocks, kWarpBlock, 0, stream>>>(
+      static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta), static_cast<T*>(a.y),
+      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.rows, a.cols, a.eps);
+  CUDA_CHECK_LAUNCH();
+}
+
+/// [block_kernel]
+// A block per row. Pass 1 reads the row in packs and feeds Welford a pack at a time; with kCached each pack is
+// also kept in shared memory, in the storage type (16 bytes per thread per store: conflict-free
+// in the natural layout, and half the shared memory of an fp32 copy for fp16). Pass 2 takes the
+// row from shared memory, or reads it again from global memory (uncached: rows past the shared
+// memory; the re-read hits L2 when the rows in flight fit there).
+// With kCached, pass 1 starts kBlockLoads<T> loads per thread before it uses any (64 bytes of
+// fp32, 32 of 16-bit, as chapter 12's shared-memory kernel). A 32768-column fp32 row fills 128 KB
+// of shared memory, so one block of 1024 threads is all an SM holds, and a load per pack, each
+// started after the previous pack's merge, left it short of bytes in flight. The uncached kernel
+// keeps one load at a time: its second pass re-reads the row from L2.
+template <typename T, int kPack, int kBlock, bool kCached>
+__global__ void __launch_bounds__(kBlock)
+    layer_norm_block_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
+                            T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t cols,
+                            float eps) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto* cache = reinterpret_cast<Pack<T, kPack>*>(smem);
+  using Convert = course::ScalarConvert<T>;
+  const int64_t num_packs = cols / kPack;
+  const int64_t row = blockIdx.x;
+  const T* xr = x + row * cols;
+  T* yr = y + row * cols;
+
+  constexpr int kLoads = kCached ? kBlockLoads<T> : 1;  // H100: 2 cost uncached 16-bit up to 33% (TUNING.md)
+  Welford w;
+  for (int64_t p0 = threadIdx.x; p0 < num_packs; p0 += int64_t(kBlock) * kLoads) {
+    Pack<T, kPack> pk[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const int64_t p = p0 + int64_t(u) * kBlock;
+      if (p < num_packs) pk[u] = course::load_pack<T, kPack>(xr + p * kPack);
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {  // the same packs in the same order as one at a time
+      const int64_t p = p0 + int64_t(u) * kBlock;
+      if (p >= num_packs) break;
+      if constexpr (kCached) cache[p] = pk[u];
+      float v[kPack];
+      Convert::to_floats(pk[u], v);
+      w = course::welford_merge(w, course::welford_of<kPack>(v));
+    }
+  }
+  w = course::block_welford<kBlock>(w);
+  float mu, rs;
+  course::welford_finish(w, eps, &mu, &rs);
+  if (threadIdx.x == 0) {
+    mean[row] = mu;
+    rstd[row] = rs;
+  }
+  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // a thread's own packs: no barrier
+    float v[kPack];
+    Convert::to_floats(kCached ? cache[p] : course::load_pack<T, kPack>(xr + p * kPack), v);
+    normalize_pack<T, kPack>(v, gamma + p * kPack, beta + p * kPack, mu, rs, yr + p * kPack);
+  }
+}
+/// [block_kernel]
+
+template <typename T, int kPack, int kBlock, bool kCached>
+auto block_kernel() {
+  return layer_norm_block_kernel<T, kPack, kBlock, kCached>;
+}
+
+template <typename T, int kPack, int kBlock, bool kCached>
+void launch_block(const course::Args& a, size_t smem, cudaStream_t stream) {
+  course::allow_max_smem(block_kernel<T, kPack, kBlock, kCached>());
+  layer_norm_block_kernel<T, kPack, kBlock, kCached><<<unsigned(a.rows), kBlock, smem, stream>>>(
+      static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta), static_cast<T*>(a.y),
+      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.cols, a.eps);
+  CUDA_CHECK_LAUNCH();
+}
+
+// Chapter 06's rule: among the block sizes that give each thread at least 4 packs (128 always
+// qualifies), the most resident threads per SM for this row's shared memory; ties to the larger.
+template <typename T, int kPack, bool kCached>
+void dispatch_block(const course::Args& a, cudaStream_t stream) {
+  const size_t smem = kCached ? size_t(a.cols) * sizeof(T) : 0;
+  const int64_t num_packs = a.cols / kPack;
+  auto usable = [&](int block) { return block == 128 || block * kMinPacksPerThread <= num_packs; };
+  const int t128 = course::resident_threads(block_kernel<T, kPack, 128, kCached>(), 128, smem);
+  const int t256 = usable(256) ? course::resident_threads(block_kernel<T, kPack, 256, kCached>(), 256, smem) : 0;
+  const int t512 = usable(512) ? course::resident_threads(block_kernel<T, kPack, 512, kCached>(), 512, smem) : 0;
+  const int t1024 = usable(1024) ? course::resident_threads(block_kernel<T, kPack, 1024, kCached>(), 1024, smem) : 0;
+  const int best = std::max(std::max(t128, t256), std::max(t512, t1024));
+  course::require(best > 0, "cols = ", a.cols, ": no block size fits its shared memory on this GPU");
+  if (t1024 == best) return launch_block<T, kPack, 1024, kCached>(a, smem, stream);
+  if (t512 == best) return launch_block<T, kPack, 512, kCached>(a, smem, stream);
+  if (t256 == best) return launch_block<T, kPack, 256, kCached>(a, smem, stream);
+  launch_block<T, kPack, 128, kCached>(a, smem, stream);
+}
+
+// Every tensor the packs touch: x, y, gamma and beta must all be aligned to the pack.
+template <typename T, typename F>
+void with_pack(const course::Args& a, F&& f) {
+  course::with_widest_pack<T>(a.cols, {a.x, a.y, a.gamma, a.beta}, std::forward<F>(f));
+}
 
 /// The longest row the shared-memory path caches on this GPU (0 without a device).
 template <typename T>
-int64_t layer_norm_smem_max_cols();
+int64_t layer_norm_smem_max_cols() {
+  const int optin = course::smem_per_block_optin();
+  if (optin == 0) return 0;
+  constexpr int kMaxPack = 16 / sizeof(T);  // the largest static part: 1024 threads
+  const size_t static_bytes = course::allow_max_smem(block_kernel<T, kMaxPack, 1024, true>());
+  return (int64_t(optin) - int64_t(static_bytes)) / int64_t(sizeof(T));
+}
+
+/// A group of lanes per row, the row in registers: cols <= layer_norm_warp_max_cols<T>(); short
+/// rows give each lane at least kMinPacks packs (the chapter uses 2).
+template <typename T, int kMinPacks = kMinPacksPerLane>
+void layer_norm_warp(const course::Args& a, cudaStream_t stream) {
+  const std::string limit = "the warp path holds cols <= " + std::to_string(kWarpMaxCols<T>) + " in registers";
+  if (!course::check_op_args(a, course::Op::layer_norm, kWarpMaxCols<T>, limit.c_str())) return;
+  with_pack<T>(a, [&](auto pack) {
+    constexpr int kPack = decltype(pack)::value;
+    course::dispatch_warp_shape_min<kPack, kMinPacks, kWarpColsPerLane<T>>(a.cols, [&](auto cols_per_thread, auto width) {
+      launch_warp<T, kPack, decltype(cols_per_thread)::value, decltype(width)::value>(a, stream);
+    });
+  });
+}
+
+/// A block per row, the row cached in shared memory: cols <= layer_norm_smem_max_cols<T>().
+template <typename T>
+void layer_norm_smem(const course::Args& a, cudaStream_t stream) {
+  const int64_t max_cols = layer_norm_smem_max_cols<T>();
+  const std::string limit = "the row must fit in shared memory: cols <= " + std::to_string(max_cols) + " on this GPU";
+  if (!course::check_op_args(a, course::Op::layer_norm, max_cols, limit.c_str())) return;
+  course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks (one per row)");
+  with_pack<T>(a, [&](auto pack) { dispatch_block<T, decltype(pack)::value, true>(a, stream); });
+}
+
+/// A block per row, the row read twice from global memory: any cols.
+template <typename T>
+void layer_norm_uncached(const course::Args& a, cudaStream_t stream) {
+  if (!course::check_op_args(a, course::Op::layer_norm)) return;
+  course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks (one per row)");
+  with_pack<T>(a, [&](auto pack) { dispatch_block<T, decltype(pack)::value, false>(a, stream); });
+}
 
 /// The largest cols the dispatch sends to the warp path (512 for fp32, 3072 for 16-bit types;
 /// past 1024 only with rows >= 32 x the SM count).
 template <typename T>
-int64_t layer_norm_warp_up_to();
+int64_t layer_norm_warp_up_to() {
+  return kWarpUpTo<T>;
+}
 
 /// Largest cols the warp path holds (its registers): 1024 for fp32, 3072 for f16 and bf16.
 template <typename T>
-int64_t layer_norm_warp_max_cols();
+int64_t layer_norm_warp_max_cols() {
+  return kWarpMaxCols<T>;
+}
 
-/// A group of lanes per row, the row in registers: cols <= layer_norm_warp_max_cols<T>(); short
-/// rows give each lane at least kMinPacks packs (the chapter uses 2).
-template <typename T, int kMinPacks = 2>
-void layer_norm_warp(const course::Args& a, cudaStream_t stream);
-/// A block per row, the row cached in shared memory: cols <= layer_norm_smem_max_cols<T>().
+/// The three paths, chosen by cols (and, for 16-bit rows past 1024 columns, by rows).
+/// [dispatch]
 template <typename T>
-void layer_norm_smem(const course::Args& a, cudaStream_t stream);
-/// A block per row, the row read twice from global memory: any cols.
-template <typename T>
-void layer_norm_uncached(const course::Args& a, cudaStream_t stream);
-/// The three above, chosen by cols.
-template <typename T>
-void layer_norm(const course::Args& a, cudaStream_t stream);
+void layer_norm(const course::Args& a, cudaStream_t stream) {
+  if (a.cols <= kWarpUpTo<T> && (a.cols <= 1024 || a.rows >= course::long_warp_rows_min()))
+    return layer_norm_warp<T>(a, stream);                                        // row in registers
+  if (a.cols <= layer_norm_smem_max_cols<T>()) return layer_norm_smem<T>(a, stream);  // in shared memory
+  layer_norm_uncached<T>(a, stream);                                           // read twice
+}
+/// [dispatch]
 
-/// Runs the variance experiment (sum of squares, two-pass, Welford on data with a growing common
-/// offset; errors against float64) and writes its JSON to `path`. Returns the exit code.
-int run_accuracy_experiment(const std::string& path);
+}  // namespace ch09

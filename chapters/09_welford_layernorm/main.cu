@@ -11,8 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "course/harness.h"
-#include "course/occupancy.cuh"
+#include "accuracy.cuh"
+#include "blocks/occupancy.cuh"
+#include "harness/harness.h"
 #include "layer_norm.cuh"
 
 int main(int argc, char** argv) {
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     try {
-      return run_accuracy_experiment(argv[2]);
+      return ch09::run_accuracy_experiment(argv[2]);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s --accuracy: %s\n", argv[0], e.what());
       return 1;
@@ -59,22 +60,22 @@ int main(int argc, char** argv) {
                           shapes};
   };
   const int64_t rows_min = course::long_warp_rows_min();
-  ch.add(Op::layer_norm, "warp", DType::f32, layer_norm_warp<float>, warp(layer_norm_warp_max_cols<float>()));
-  ch.add(Op::layer_norm, "warp", DType::f16, layer_norm_warp<__half>, warp(layer_norm_warp_max_cols<__half>()));
-  ch.add(Op::layer_norm, "warp", DType::bf16, layer_norm_warp<__nv_bfloat16>,
-         warp(layer_norm_warp_max_cols<__nv_bfloat16>()));
-  ch.add(Op::layer_norm, "smem", DType::f32, layer_norm_smem<float>, smem(layer_norm_smem_max_cols<float>()));
-  ch.add(Op::layer_norm, "smem", DType::f16, layer_norm_smem<__half>, smem(layer_norm_smem_max_cols<__half>()));
-  ch.add(Op::layer_norm, "smem", DType::bf16, layer_norm_smem<__nv_bfloat16>,
-         smem(layer_norm_smem_max_cols<__nv_bfloat16>()));
-  ch.add(Op::layer_norm, "uncached", DType::f32, layer_norm_uncached<float>, uncached);
-  ch.add(Op::layer_norm, "uncached", DType::f16, layer_norm_uncached<__half>, uncached);
-  ch.add(Op::layer_norm, "uncached", DType::bf16, layer_norm_uncached<__nv_bfloat16>, uncached);
-  ch.add(Op::layer_norm, "dispatch", DType::f32, layer_norm<float>,
-         dispatch(layer_norm_warp_up_to<float>(), layer_norm_smem_max_cols<float>(), rows_min));
-  ch.add(Op::layer_norm, "dispatch", DType::f16, layer_norm<__half>,
-         dispatch(layer_norm_warp_up_to<__half>(), layer_norm_smem_max_cols<__half>(), rows_min));
-  ch.add(Op::layer_norm, "dispatch", DType::bf16, layer_norm<__nv_bfloat16>,
-         dispatch(layer_norm_warp_up_to<__nv_bfloat16>(), layer_norm_smem_max_cols<__nv_bfloat16>(), rows_min));
+  ch.add(Op::layer_norm, "warp", DType::f32, ch09::layer_norm_warp<float>, warp(ch09::layer_norm_warp_max_cols<float>()));
+  ch.add(Op::layer_norm, "warp", DType::f16, ch09::layer_norm_warp<__half>, warp(ch09::layer_norm_warp_max_cols<__half>()));
+  ch.add(Op::layer_norm, "warp", DType::bf16, ch09::layer_norm_warp<__nv_bfloat16>,
+         warp(ch09::layer_norm_warp_max_cols<__nv_bfloat16>()));
+  ch.add(Op::layer_norm, "smem", DType::f32, ch09::layer_norm_smem<float>, smem(ch09::layer_norm_smem_max_cols<float>()));
+  ch.add(Op::layer_norm, "smem", DType::f16, ch09::layer_norm_smem<__half>, smem(ch09::layer_norm_smem_max_cols<__half>()));
+  ch.add(Op::layer_norm, "smem", DType::bf16, ch09::layer_norm_smem<__nv_bfloat16>,
+         smem(ch09::layer_norm_smem_max_cols<__nv_bfloat16>()));
+  ch.add(Op::layer_norm, "uncached", DType::f32, ch09::layer_norm_uncached<float>, uncached);
+  ch.add(Op::layer_norm, "uncached", DType::f16, ch09::layer_norm_uncached<__half>, uncached);
+  ch.add(Op::layer_norm, "uncached", DType::bf16, ch09::layer_norm_uncached<__nv_bfloat16>, uncached);
+  ch.add(Op::layer_norm, "dispatch", DType::f32, ch09::layer_norm<float>,
+         dispatch(ch09::layer_norm_warp_up_to<float>(), ch09::layer_norm_smem_max_cols<float>(), rows_min));
+  ch.add(Op::layer_norm, "dispatch", DType::f16, ch09::layer_norm<__half>,
+         dispatch(ch09::layer_norm_warp_up_to<__half>(), ch09::layer_norm_smem_max_cols<__half>(), rows_min));
+  ch.add(Op::layer_norm, "dispatch", DType::bf16, ch09::layer_norm<__nv_bfloat16>,
+         dispatch(ch09::layer_norm_warp_up_to<__nv_bfloat16>(), ch09::layer_norm_smem_max_cols<__nv_bfloat16>(), rows_min));
   return ch.run(argc, argv);
 }

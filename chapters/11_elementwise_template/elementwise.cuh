@@ -13,24 +13,24 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "course/device.h"
-#include "course/errors.h"
-#include "course/launch_math.h"
-#include "course/pack.cuh"
+#include "harness/device.h"
+#include "harness/errors.h"
+#include "harness/launch_math.h"
+#include "blocks/pack.cuh"
 
 namespace ew {
 
+// H100: 128 threads no faster, 512 and 1024 lost up to 6-7% on 16-bit GELU at 2^28 (TUNING.md).
 constexpr int kBlock = 256;
-// Waves at most before threads loop. OneFlow caps at 32; on the H100 looping cost 2-3% at 2^28
-// elements against one pack per thread (the lesson's measurement), so the cap here only guards
-// the grid limit.
+// Waves at most before threads loop. OneFlow caps at 32; here the cap only guards the grid limit.
+// H100: a 32-wave cap with a grid-stride loop read 3% less on fp32 GELU at 2^28 (TUNING.md).
 constexpr int64_t kMaxWaves = int64_t(1) << 20;
 /// [unroll]
 // Packs per thread per step. One: each thread loads one 16-byte pack per input, computes it and
 // stores it. More packs in flight per thread hid the arithmetic of an erff-based 16-bit GELU on
 // large tensors; with gelu_16bit (functors.cuh) one pack per thread is the faster for every
-// shipped functor (the lesson's `unroll4` variants and plots/data/h100-80gb-hbm3/experiments/
-// unroll16). The template parameter stays for those comparisons.
+// shipped functor. The template parameter stays for the `unroll4` comparison variants.
+// H100: one pack per thread +1.2-1.7% over four at 2^28 on 16-bit ReLU, GELU, scale (TUNING.md).
 constexpr int kUnroll = 1;
 /// [unroll]
 
@@ -68,11 +68,12 @@ __device__ __forceinline__ void apply_pack(const F& f, R* out, const In*... in) 
 
 /// [kernel]
 // Each thread takes kUnroll packs per step, a grid-stride apart (so that a warp's accesses stay
-// contiguous), and issues all their loads before computing: kUnroll x 16 bytes in flight per
+// contiguous), and starts all their loads before computing: kUnroll x 16 bytes in flight per
 // thread and input. With kLoop false the grid holds every thread's packs (grid_size without a wave
-// cap) and the step is taken once: no loop bookkeeping, which cost a 16-bit GELU about 3% at 2^24
-// elements (tuning runs on the H100, not kept as data; the lesson's profile shows the
-// instructions). The last n % kPack elements, if any, one per thread.
+// cap) and the step is taken once: no loop bookkeeping in any thread. The last n % kPack
+// elements, if any, one per thread.
+// H100: 34.4 against 39.0 instructions per fp32 GELU element at 2^24 without the loop, and
+// PyTorch's layout (packs a block apart) lost 2.0-2.4% on fp32 GELU and casts at 2^24 (TUNING.md).
 template <int kPack, int kUnroll, bool kLoop, typename Factory, typename R, typename... In>
 __global__ void __launch_bounds__(kBlock)
     elementwise_kernel(Factory factory, int64_t n, R* __restrict__ y, const In* __restrict__... x) {
@@ -104,9 +105,10 @@ __global__ void __launch_bounds__(kBlock)
 /// [kernel]
 
 /// [grid]
-// Blocks for n_packs packs: one pack per thread within one wave; beyond, kUnroll packs per thread,
-// rounded up to whole waves (a wave: the SMs times the blocks of kBlock threads each SM holds) so
-// that the last wave is not a partial one.
+// Blocks for n_packs packs: one pack per thread within one wave; beyond, kUnroll packs per thread
+// on a grid rounded up to whole waves (a wave: the SMs times the blocks of kBlock threads each SM
+// holds). A thread's packs lie a grid stride apart, so the rounding spreads the packs over every
+// thread of the last wave; with kUnroll = 1 it only adds idle blocks.
 // Only a grid past max_waves waves (or the hardware's 2^31 - 1 blocks) makes threads loop.
 // One wave: the blocks of kBlock threads the GPU holds at once.
 inline int64_t resident_blocks() { return course::wave_blocks(kBlock); }
@@ -114,6 +116,7 @@ inline int64_t resident_blocks() { return course::wave_blocks(kBlock); }
 inline unsigned grid_size(int64_t n_packs, int unroll, int64_t max_waves) {
   // One pack per thread while that fits in one wave: unrolling a small tensor would only leave
   // SMs idle (2^20 fp16 elements are 512 blocks of one pack per thread, 128 blocks of four).
+  // H100: two packs per thread under a wave cost 16-bit GELU 8-10% at 2^20 (TUNING.md).
   const int64_t one_each = std::max<int64_t>(1, course::ceil_div(n_packs, kBlock));
   if (one_each <= resident_blocks()) return unsigned(one_each);
   const int64_t needed = course::ceil_div(n_packs, int64_t(kBlock) * unroll);
@@ -155,6 +158,7 @@ void launch(cudaStream_t stream, Factory factory, int64_t n, R* y, const In*... 
   if (n == 0) return;
   course::require(y != nullptr && ((x != nullptr) && ...), "elementwise: a null pointer for ", n, " elements");
   constexpr int kWidest = int(std::max({sizeof(R), sizeof(In)...}));
+  // H100: 16 bytes of the narrower type (8 per cast) lost 4.5-5% on the widening cast (TUNING.md).
   constexpr int kPack = std::min(16 / kWidest, kMaxPack);
   const int pack = aligned_pack(kPack, y, x...);
   if constexpr (kPack >= 8) {

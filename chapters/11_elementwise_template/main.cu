@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "course/device.h"
-#include "course/errors.h"
-#include "course/harness.h"
-#include "course/ops.h"
-#include "course/parallel.h"
-#include "course/reference.h"
+#include "harness/device.h"
+#include "harness/errors.h"
+#include "harness/harness.h"
+#include "harness/ops.h"
+#include "harness/parallel.h"
+#include "harness/reference.h"
 #include "elementwise.cuh"
 #include "functors.cuh"
 
@@ -147,7 +147,7 @@ bool check_narrow_all(cudaStream_t s, std::string* detail) {
   std::vector<uint32_t> in(kChunk);
   std::vector<uint16_t> out(kChunk);
   course::DeviceBuffer xb(kChunk * 4), yb(kChunk * 2);
-  // Per host thread (course/parallel.h): its count of wrong results and its first wrong pattern.
+  // Per host thread (harness/parallel.h): its count of wrong results and its first wrong pattern.
   std::vector<int64_t> bad(size_t(course::host_threads()));
   std::vector<uint32_t> first_bad(bad.size(), 0);
   int64_t total_bad = 0;
@@ -195,7 +195,7 @@ bool check_narrow_all(cudaStream_t s, std::string* detail) {
 // (course::ref::gelu): each output within the harness's GELU tolerance, NaN where the reference is
 // NaN. Passed or not, the detail counts the results in T's normal range that are not the
 // correctly rounded value (course::ref::round_to_*), and the largest distance from it in units of
-// the last place: the lesson compares gelu_16bit with the erf form by these counts.
+// the last place: TUNING.md compares gelu_16bit with the erf form by these counts.
 template <typename T>
 bool check_gelu_all(void (*launcher)(const Args&, cudaStream_t), cudaStream_t s, std::string* detail) {
   const course::DType t = course::DTypeOf<T>::value;

@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "course/warp.cuh"
+#include "blocks/warp.cuh"
 #include "kernels.cuh"
 
 namespace ch12 {

@@ -3,9 +3,9 @@
 /// that do not depend on the storage type.
 #include <cuda_runtime.h>
 
-#include "course/device.h"
-#include "course/errors.h"
-#include "course/occupancy.cuh"
+#include "harness/device.h"
+#include "harness/errors.h"
+#include "blocks/occupancy.cuh"
 #include "dispatch.cuh"
 
 namespace ch12 {

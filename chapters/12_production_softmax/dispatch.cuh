@@ -19,12 +19,12 @@
 #include <utility>
 
 #include "backward.cuh"
-#include "course/device.h"
-#include "course/errors.h"
-#include "course/harness.h"
-#include "course/launch_math.h"
-#include "course/occupancy.cuh"
-#include "course/warp_dispatch.cuh"
+#include "harness/device.h"
+#include "harness/errors.h"
+#include "harness/harness.h"
+#include "harness/launch_math.h"
+#include "blocks/occupancy.cuh"
+#include "blocks/warp_dispatch.cuh"
 #include "softmax_functors.cuh"
 #include "kernels.cuh"
 #include "softmax.cuh"
@@ -55,7 +55,7 @@ void with_pack(int pack, F&& f) {
 /// as long, and the kernel's end waits on the last blocks to finish theirs. Capped at 64 waves of
 /// the blocks an SM holds (this chapter's grid until the change), 49152 rows gave most blocks two
 /// rows from 8192 fp32 columns on, and the shared-memory kernels ran 0.5-2.4% slower there
-/// (same-session A/B on the H100: plots/data/h100-80gb-hbm3/experiments/row_grid).
+/// (same-session A/B on the H100, 2026-11).
 inline unsigned row_blocks(int64_t rows) { return unsigned(std::clamp<int64_t>(rows, 1, INT32_MAX)); }
 /// [row_blocks]
 
@@ -76,11 +76,11 @@ inline bool half_wave(int64_t rows, int width, int rows_per_group) {
 // threads (half_wave); past that, one row per group. At 49152 rows only the 16-bit rows of 32
 // columns (groups of 4 lanes) fall under it: two rows per group there are 98304 threads, a third
 // of the H100's 270336, and one row per group ran the forward 10-12% and the backward 6-8% faster
-// (same-session A/B, plots/data/h100-80gb-hbm3/experiments/short_rows). Chapter 04's four rows per group were
-// measured here too (all of this chapter's warp kernels, at 9fe96bb; the run is not kept as data):
+// (same-session A/B on the H100, 2026-11). Chapter 04's four rows per group were
+// measured here too (all of this chapter's warp kernels):
 // they lost at the shortest 16-bit rows (32 columns: a grid of 384 blocks) and on the backward's
-// rows of 32-256 columns. Four rows for full-warp groups only, A/B against two in one session
-// (also not kept): level on the forward, 10% slower on the 16-bit backward at 256 columns. So this
+// rows of 32-256 columns. Four rows for full-warp groups only, A/B against two in one session:
+// level on the forward, 10% slower on the 16-bit backward at 256 columns. So this
 // chapter keeps two at most. kMinPacks > 1 gives short rows narrower groups, each lane holding more.
 template <int kMinPacks, int kPack, int kColsPerLane, typename F>
 void warp_shape(int64_t rows, int64_t cols, F&& f) {
@@ -137,7 +137,7 @@ size_t cache_bytes(int64_t cols) {
 /// were faster for the fp32 forward (up to 0.8% at 2048-6144 columns) and for both backward ops
 /// (up to 1.3% at 4096-16384 columns, in every dtype), and level elsewhere; the 16-bit softmax
 /// lost 5-18% at 4096-12288 columns with two, and the 16-bit forward keeps four.
-/// Same-session A/B on the H100: plots/data/h100-80gb-hbm3/experiments/row_grid.
+/// Same-session A/B on the H100, 2026-11.
 template <int kPack>
 constexpr int kSmemMinPacks = kPack >= 8 ? 4 : 2;
 constexpr int kBackwardMinPacks = 2;
@@ -206,22 +206,22 @@ inline const char* block_regs_limit_text() {
 ///  - the backward while a row's y and dy are 4 KB or more and under 32 KB together (fp32 512 to
 ///    4095 columns, 16-bit 1024 to 8191), in every dtype.
 /// Same-session A/B on the H100 against the previous dispatch (smem for fp32, warp for 16-bit
-/// rows to 3072, smem past it; plots/data/h100-80gb-hbm3/experiments/block_regs): the fp32
+/// rows to 3072, smem past it; 2026-11): the fp32
 /// forward +0.2% to +2.0% at 1280-3584 columns, the backward +0.4% to +1.6% (fp32, 1280-3584) and
 /// 0.0% to +1.5% (16-bit, 1280-6144). The fp32 forward lost 2.0-3.7% at 4096-5120 columns (and
 /// gained 2% at 6144, not taken: one band is the rule), the fp32 backward up to 0.5% at
 /// 4096-6144; hence the 16 KB and 32 KB ends. The backward's 4 KB start: that A/B began past the
 /// warp path's 1024 columns, and the forced block_regs variants of the four committed data runs
-/// that have them (experiments/block_regs/backward_4kb) read above the warp path in every run at
+/// that have them read above the warp path in every run at
 /// 4 KB of y and dy (fp32 512 columns: +0.4% to +0.8%; 1024 columns, every dtype: 0.0% to
 /// +0.5%), under it at 2 KB in 16-bit (512 columns: 1.6-5.6%) and either side of it at 2 KB in
 /// fp32 (256 columns). The 16-bit forward took the path later, on the same row bytes as fp32
-/// (experiments/block_regs/forward_16bit: 22 alternating rounds, and the forced variant in seven
+/// (22 alternating rounds, and the forced variant in seven
 /// committed runs): +0.6% to +0.9% at 3072 columns and +1.9% to +2.0% at 6144 in every round,
 /// -0.2% to -1.3% at 4096 in three of the four ops (the price of one band), level at 2048 (4 KB,
 /// left on the warp path) and 8192 (16 KB, left on the shared-memory path). The 4096 loss is the
 /// block size the target below picks there, 384 threads: forced to 256, those rows read above the
-/// shared-memory path in every round (experiments/block_regs/forward_16bit/block_4096; the target
+/// shared-memory path in every round (the target
 /// is not changed on one row size).
 constexpr int kBlockRegsMaxElems = 16;
 constexpr int64_t kBlockRegsMaxCols = int64_t(kBlockRegsMaxBlock) * kBlockRegsMaxElems;
@@ -245,7 +245,7 @@ bool block_regs_backward_fits(int64_t cols) {
 /// the forward and 64 KB for the backward, were the best of 40-64 KB in the A/B above. Fewer bytes
 /// in flight starve DRAM (32 KB: the forward at 2048 columns lost 5% with 512 threads); more tie
 /// the SM to many rows' reductions at once, level or slower. Two refinements were no better in a
-/// later A/B (experiments/block_regs/refine): at least three resident blocks per SM (within 0.5%),
+/// later A/B: at least three resident blocks per SM (within 0.5%),
 /// and 48 KB for the backward (up to 7% slower).
 constexpr int64_t kBlockRegsForwardInFlight = 48 * 1024;
 constexpr int64_t kBlockRegsBackwardInFlight = 64 * 1024;
@@ -450,8 +450,8 @@ Path forward_path(int64_t rows, int64_t cols, int64_t warp_max_cols, bool block_
 ///  - 33-128 columns: two packs (64 columns: 8 lanes of 8 columns instead of 16 lanes of 4);
 ///  - 129-256 columns: four packs (256 columns: 16 lanes of 16 instead of 32 lanes of 8).
 /// On the H100 at 49152 rows two packs gained 3.7-3.9% at 64 columns and 2.5% at 128
-/// (experiments/short_rows), four packs 0.9-1.2% at 256 over 21 alternating rounds on one machine
-/// and 1.5-2% on another (experiments/fp32_256, and its four_packs/context). At 32 columns (4
+/// (2026-11), four packs 0.9-1.2% at 256 over 21 alternating rounds on one machine
+/// and 1.5-2% on another. At 32 columns (4
 /// lanes of 8) two packs lost 9%, on 16-bit rows they were mixed (-3% to +2%), and the backward,
 /// which holds two tensors per lane, lost up to 5% with two and gained nothing with four. Every
 /// other row: one pack per lane (returns 1).
@@ -468,15 +468,14 @@ int warp_min_packs(int64_t cols) {
 /// and at most kTileMaxRowBytes (softmax.cuh) read through DirectLoad with 16-byte packs, where
 /// the warp path would take them, on GPUs with the bulk copy. A block takes about kTileBytes of
 /// rows: the most threads, from 128 to 512, whose tile of full-width rows stays within it.
-/// Measured on the H100:
-///  - the tile's size, in a stand-alone program (plots/data/h100-80gb-hbm3/experiments/
-///    short_rows/bulk): fp32 rows of 32 columns read 4-6% faster than the warp kernel with 8 KB
-///    tiles (256 threads) and 3-4% with 4 KB, rows of 64 columns 1-3% faster with 8 KB (128
-///    threads) and level with 16 KB;
-///  - the rows it takes, in the harness (experiments/short_rows/tile, the medians of six
-///    processes): +2.8-3.2% at 32 fp32 columns and +1.4-3.1% on 16-bit rows of 64 and 128
-///    columns, level at 64 fp32 columns; 5-8% slower on 16-bit rows of 32 columns (64 bytes), and
-///    from 1.1% slower to 1.4% faster past 256 bytes in a first sweep.
+/// Measured on the H100 (2026-11):
+///  - the tile's size, in a stand-alone program: fp32 rows of 32 columns read 4-6% faster than
+///    the warp kernel with 8 KB tiles (256 threads) and 3-4% with 4 KB, rows of 64 columns 1-3%
+///    faster with 8 KB (128 threads) and level with 16 KB;
+///  - the rows it takes, in the harness (the medians of six processes): +2.8-3.2% at 32 fp32
+///    columns and +1.4-3.1% on 16-bit rows of 64 and 128 columns, level at 64 fp32 columns; 5-8%
+///    slower on 16-bit rows of 32 columns (64 bytes), and from 1.1% slower to 1.4% faster past
+///    256 bytes in a first sweep.
 constexpr int kTileBytes = 8 * 1024;
 
 constexpr int tile_block(int width, int rows_per_group, int row_bytes) {
@@ -625,7 +624,7 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
 /// Whether the backward dispatch takes the tile path for a row of `cols` columns (16-byte packs
 /// assumed): more than kBackwardTileMinCols and at most kBackwardTileEndCols, in every dtype. The
 /// forward's rule counts bytes; the backward's ends are where its A/Bs turned, in columns.
-/// Measured on the H100 (experiments/short_rows/backward_tile: both paths forced, medians of 6-12
+/// Measured on the H100, 2026-11 (both paths forced, medians of 6-12
 /// rounds of alternating processes), the tile path against the warp path:
 ///  - fp32 rows of 20-128 columns: +0.2% to +12.5% (the most at 20-24 columns);
 ///  - 16-bit rows of 24-56, 72, 96 and 128 columns: +0.0% to +5.0%;

@@ -18,18 +18,17 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "course/bulk_copy.cuh"
-#include "course/convert.cuh"
-#include "course/online_softmax.cuh"
-#include "course/pack.cuh"
-#include "course/warp.cuh"
+#include "bulk_copy.cuh"
+#include "blocks/convert.cuh"
+#include "08_online_softmax/online_softmax.cuh"
+#include "blocks/pack.cuh"
+#include "blocks/warp.cuh"
 #include "softmax_functors.cuh"
 
 namespace ch12 {
 
 /// Threads per block of the warp-per-row kernels. 64 and 256 were timed against it at rows of 32-512
-/// columns on the H100 and were no better, nor were 32 and 64 at 256-2048 columns
-/// (plots/data/h100-80gb-hbm3/experiments/warp_block).
+/// columns on the H100 and were no better, nor were 32 and 64 at 256-2048 columns (2026-11).
 constexpr int kWarpBlock = 128;
 
 struct Max {
@@ -114,8 +113,7 @@ __device__ __forceinline__ float row_exp(float x) {
 /// exponential the compiler may otherwise compute both sides of `log ? a : b` and select. Only the
 /// backward's warp kernel uses it: there it won back 1% at 256 columns. In the other kernels it
 /// changed register counts, and with them the block size chosen from occupancy, and measured
-/// slower (up to 17% on the 16-bit backward cluster at 128 rows: plots/data/h100-80gb-hbm3/
-/// experiments/fast_exp).
+/// slower (up to 17% on the 16-bit backward cluster at 128 rows; H100, 2026-11).
 template <typename F>
 __device__ __forceinline__ void with_log(bool log, F&& f) {
   if (log)

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "course/device.h"
-#include "course/errors.h"
-#include "course/harness.h"
-#include "course/launch_math.h"
-#include "course/occupancy.cuh"
+#include "harness/device.h"
+#include "harness/errors.h"
+#include "harness/harness.h"
+#include "harness/launch_math.h"
+#include "blocks/occupancy.cuh"
 #include "softmax.cuh"
 
 namespace {
@@ -143,27 +143,29 @@ void add_type(course::Chapter& ch) {
   // Where a thread's packs of the row go from one to two to four (128-1024 threads, 16-byte packs).
   const course::Limits block_regs{16384, {512, 1024, 2048, 4096, 8192},
                                   "cols <= 16384; a block per row, up to 16 elements per thread in registers"};
-  const course::Limits cluster{0, {}, "any cols; several blocks per row in a cluster (sm_90+)"};
+  course::Limits cluster{0, {}, "any cols; several blocks per row in a cluster"};
+  cluster.min_sm = 90;
   // Where the tile path's group shape changes (as the warp path's), each checked +-1.
   constexpr int64_t kTileMax = ch12::kTileMaxCols<T>;
   std::vector<int64_t> tile_shapes;
   for (int64_t c : warp_shapes)
     if (c < kTileMax) tile_shapes.push_back(c);
-  const course::Limits tile{kTileMax, tile_shapes,
+  course::Limits tile{kTileMax, tile_shapes,
                             "cols <= " + std::to_string(kTileMax) + " (" + std::to_string(ch12::kTileMaxRowBytes) +
                                 " bytes); the warp path's groups, the block's rows brought into shared memory by one "
-                                "bulk copy (sm_90+); rows not 16-byte aligned: the warp path"};
+                                "bulk copy; rows not 16-byte aligned: the warp path"};
+  tile.min_sm = 90;
   // The backward's tile path holds rows of twice the forward's bytes.
   constexpr int64_t kBwdTileMax = ch12::kBackwardTileMaxCols<T>;
   std::vector<int64_t> bwd_tile_shapes;
   for (int64_t c : warp_shapes)
     if (c < kBwdTileMax) bwd_tile_shapes.push_back(c);
-  const course::Limits bwd_tile{kBwdTileMax, bwd_tile_shapes,
+  course::Limits bwd_tile{kBwdTileMax, bwd_tile_shapes,
                                 "cols <= " + std::to_string(kBwdTileMax) + " (" +
                                     std::to_string(ch12::kBackwardTileMaxRowBytes) +
                                     " bytes); the warp path's groups, the block's rows of y and dy brought into "
-                                    "shared memory by two bulk copies (sm_90+); rows not 16-byte aligned: the warp "
-                                    "path"};
+                                    "shared memory by two bulk copies; rows not 16-byte aligned: the warp path"};
+  bwd_tile.min_sm = 90;
   auto smem = [](int64_t max_cols, int64_t inner = 0) {
     return course::Limits{max_cols, inner > 0 ? std::vector<int64_t>{inner} : std::vector<int64_t>{},
                           "cols <= " + limit_text(max_cols) + "; the row in shared memory"};
@@ -227,10 +229,10 @@ void add_type(course::Chapter& ch) {
   // The cluster's size boundaries need rows of millions of elements: the full suite checks them,
   // the sanitizers' --quick suite runs the same cluster sizes on its shorter shapes (1-64 rows: 16,
   // 8 and 4 blocks; the rows boundary below and the largest cols: 2 and 16 blocks).
-  const course::Limits bwd_cluster{bwd_cluster_max, {},
-                                   "cols <= " + limit_text(bwd_cluster_max) +
-                                       "; y and dy cached across a cluster of up to 16 blocks (sm_90+)",
-                                   {}, backward_cluster_shapes(bwd_both)};
+  course::Limits bwd_cluster{bwd_cluster_max, {},
+                             "cols <= " + limit_text(bwd_cluster_max) + "; y and dy cached across a cluster of up to 16 blocks",
+                             {}, backward_cluster_shapes(bwd_both)};
+  bwd_cluster.min_sm = 90;
   if (clusters) {
     // Where the rows change the cluster's size (2 or 4 blocks), and where the cluster path ends
     // (3 rows: a cluster of 16 blocks).

@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "course/dtype.h"
-#include "course/ops.h"
+#include "harness/dtype.h"
+#include "harness/ops.h"
 
 namespace ch12 {
 

@@ -10,8 +10,8 @@
 
 #include <cstdint>
 
-#include "course/convert.cuh"
-#include "course/pack.cuh"
+#include "blocks/convert.cuh"
+#include "blocks/pack.cuh"
 
 namespace ch12 {
 

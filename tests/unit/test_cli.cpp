@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "course/cli.h"
-#include "course/errors.h"
+#include "harness/cli.h"
+#include "harness/errors.h"
 
 using course::Mode;
 using course::Options;

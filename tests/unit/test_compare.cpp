@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "course/compare.h"
+#include "harness/compare.h"
 
 using course::compare;
 using course::element_ok;

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "course/device.h"
+#include "harness/device.h"
 
 namespace {
 

@@ -6,11 +6,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "course/device.h"
-#include "course/launch_math.h"
-#include "course/npy.h"
-#include "course/ops.h"
-#include "course/stats.h"
+#include "harness/device.h"
+#include "harness/launch_math.h"
+#include "harness/npy.h"
+#include "harness/ops.h"
+#include "harness/stats.h"
 
 TEST(LaunchMath, CeilDivAndRoundUp) {
   EXPECT_EQ(course::ceil_div(0, 4), 0);

@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "course/ops.h"
-#include "course/parallel.h"
+#include "harness/ops.h"
+#include "harness/parallel.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "course/reference.h"
+#include "harness/reference.h"
 
 namespace ref = course::ref;
 namespace {

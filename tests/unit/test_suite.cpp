@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "course/harness.h"
-#include "course/verify.h"
+#include "harness/harness.h"
+#include "harness/verify.h"
 
 namespace {
 

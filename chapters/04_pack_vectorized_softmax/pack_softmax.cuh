@@ -1,0 +1,129 @@
+/// @file pack_softmax.cuh
+/// @brief Chapter 04: chapter 03's warp softmax, loading and storing 16 bytes per instruction
+/// through `Pack<T, N>` (4 floats or 8 halves) wherever cols and the pointers' alignment allow, and
+/// narrower packs, down to single elements, where they do not.
+///
+/// A lane now holds kPack neighbouring columns per load: a quarter (f32) or an eighth (16-bit) of
+/// chapter 03's memory instructions for the same bytes.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "blocks/convert.cuh"
+#include "blocks/pack.cuh"
+#include "blocks/warp.cuh"
+#include "blocks/warp_dispatch.cuh"
+#include "harness/device.h"
+#include "harness/errors.h"
+#include "harness/harness.h"
+
+namespace ch04 {
+
+/// Threads per block: four warps, any number of groups of lanes.
+/// H100, chapter 12's warp kernel: 64 or 256 threads no better than 128 at short rows (chapter 03's TUNING.md).
+constexpr int kBlock = 128;
+/// The longest row the kernel holds: 32 lanes x 32 registers.
+constexpr int64_t kMaxCols = 1024;
+
+/// [warp_kernel]
+/// As chapter 03, in packs: lane l holds packs l, l + kWidth, ... of kPack columns each, so the
+/// group's loads of one step are still neighbouring addresses, each lane's up to 16 bytes wide.
+template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows>
+__global__ void __launch_bounds__(kBlock)
+    softmax_warp_pack_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t cols) {
+  static_assert(kColsPerThread % kPack == 0, "whole packs per lane");
+  constexpr int kPacks = kColsPerThread / kPack;
+  const int lane = threadIdx.x % kWidth;
+  const unsigned mask = course::group_mask<kWidth>();
+  const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
+  const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
+
+  float v[kRows][kColsPerThread];  // the rows, in registers: every index is a compile-time constant
+  for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
+    float m[kRows], s[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {  // load, and each lane's partial max
+      const int64_t row = row0 + r;
+      m[r] = -INFINITY;
+      /// [pack_load]
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+        float* vp = &v[r][p * kPack];
+        if (row < rows && col < cols) {  // cols is a multiple of kPack: a pack is all in or all out
+          const course::Pack<T, kPack> pk = course::load_pack<T, kPack>(x + row * cols + col);
+#pragma unroll
+          for (int j = 0; j < kPack; ++j) vp[j] = course::to_float(pk.elem[j]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kPack; ++j) vp[j] = -INFINITY;  // padding: exp gives 0
+        }
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) m[r] = fmaxf(m[r], vp[j]);
+      }
+      /// [pack_load]
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) m[r] = course::group_max<kWidth>(m[r], mask);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      s[r] = 0;
+#pragma unroll
+      for (int i = 0; i < kColsPerThread; ++i) {
+        v[r][i] = expf(v[r][i] - m[r]);
+        s[r] += v[r][i];
+      }
+    }
+    float inv[kRows];  // one division per row; a multiply per element (within 1 ulp of dividing)
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) inv[r] = 1.0f / course::group_sum<kWidth>(s[r], mask);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {  // normalize and store
+      const int64_t row = row0 + r;
+      /// [pack_store]
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t col = (int64_t(p) * kWidth + lane) * kPack;
+        if (row < rows && col < cols) {
+          course::Pack<T, kPack> pk;
+#pragma unroll
+          for (int j = 0; j < kPack; ++j) pk.elem[j] = course::from_float<T>(v[r][p * kPack + j] * inv[r]);
+          course::store_pack<T, kPack>(y + row * cols + col, pk);
+        }
+      }
+      /// [pack_store]
+    }
+  }
+}
+/// [warp_kernel]
+
+/// [launch]
+template <typename T, int kPack, int kColsPerThread, int kWidth>
+void launch_softmax_warp_pack(const course::Args& a, cudaStream_t stream) {
+  // Several rows per group when a row gives each lane only a few loads (warp_dispatch.cuh).
+  constexpr int kRows = course::rows_per_group<kPack, kColsPerThread>();
+  constexpr int kRowsPerBlock = kBlock / kWidth * kRows;
+  // At most 8 waves of blocks. H100: 64 waves were level on chapter 12's warp grids (chapter 03's TUNING.md).
+  const unsigned blocks = course::resident_grid(a.rows, kRowsPerBlock, kBlock, 8);
+  softmax_warp_pack_kernel<T, kPack, kColsPerThread, kWidth, kRows>
+      <<<blocks, kBlock, 0, stream>>>(static_cast<const T*>(a.x), static_cast<T*>(a.y), a.rows, a.cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+/// Softmax of each row, cols <= 1024, in the widest pack (up to 16 bytes) that cols and both
+/// pointers allow (pack.cuh: with_widest_pack), then the group shape for that pack.
+template <typename T>
+void softmax_warp_pack(const course::Args& a, cudaStream_t stream) {
+  if (!course::check_rowwise_args(a, kMaxCols, "the warp path holds cols <= 1024 in registers")) return;
+  course::with_widest_pack<T>(a.cols, a.x, a.y, [&](auto pack) {
+    constexpr int kPack = decltype(pack)::value;
+    course::dispatch_warp_shape<kPack>(a.cols, [&](auto cols_per_thread, auto width) {
+      launch_softmax_warp_pack<T, kPack, decltype(cols_per_thread)::value, decltype(width)::value>(a, stream);
+    });
+  });
+}
+/// [launch]
+
+}  // namespace ch04

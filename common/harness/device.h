@@ -1,0 +1,136 @@
+/// @file device.h
+/// @brief Device-side helpers of the harness: buffers, seeded inputs, poison, L2 flush, the GPU.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "harness/dtype.h"
+
+namespace course {
+
+/// An owning device allocation (cudaMalloc / cudaFree).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* get() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// How seeded inputs are drawn. Values are normal(0, 1) * scale + shift, the same for a given
+/// seed and element index on any GPU.
+struct FillSpec {
+  uint64_t seed = 1;
+  float scale = 1.0f;
+  float shift = 0.0f;
+  bool outliers = true;   ///< about 1 element in 61 multiplied by 20, so softmax is not flat
+  bool specials = false;  ///< special rows (see fill())
+};
+
+/// Fills rows x cols elements of type t at p, on the device, from spec.
+/// With specials, row r gets, by r % 8: 0 random; 1 all -inf; 2 one +inf; 3 one NaN;
+/// 4 about half -inf (masking, one column kept finite); 5 constant; 6 shifted by +1000;
+/// 7 scaled by 30. A u8 tensor is a mask (1: masked): a quarter of the elements at random,
+/// every 11th row from row 3 fully masked, every 11th from row 7 all but one element masked.
+void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cudaStream_t s);
+
+/// Sets `bytes` bytes at p to `pattern` (0xFF is NaN in every dtype: an unwritten element
+/// then fails the comparison).
+void poison(void* p, size_t bytes, uint8_t pattern, cudaStream_t s);
+
+/// The GPU the harness runs on, and its environment stamp.
+struct DeviceInfo {
+  int device = 0;
+  std::string name;  ///< "NVIDIA H100 80GB HBM3"
+  std::string slug;  ///< "h100-80gb-hbm3": the folder under plots/data/
+  std::string uuid;  ///< "GPU-8a7c...": which board, as nvidia-smi names it (runs on one GPU model differ)
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  int64_t l2_bytes = 0;
+  int64_t total_mem = 0;
+  int sm_clock_khz = 0, mem_clock_khz = 0, mem_bus_bits = 0;
+  int smem_per_block_optin = 0;
+  int driver_version = 0, runtime_version = 0;
+};
+
+/// Returns true and fills `info` when a CUDA GPU is usable; false with `why` otherwise.
+bool probe_device(DeviceInfo* info, std::string* why);
+
+/// "NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3"; "NVIDIA GeForce RTX 4090" -> "rtx-4090".
+std::string gpu_slug(const std::string& name);
+
+/// A device UUID's 16 bytes as nvidia-smi writes them: "GPU-" and 8-4-4-4-12 lowercase hex digits.
+std::string gpu_uuid_text(const unsigned char bytes[16]);
+
+/// Multiprocessors of the current device (cached per device): launchers size grids with it.
+int sm_count();
+
+/// Threads one multiprocessor of the current device holds at once (cached per device): 2048 on
+/// the A100 and H100, 1536 on sm_86 and sm_89 cards. Launchers count a wave with it.
+int threads_per_sm();
+
+/// The architecture of the device code this build runs on the current device (cudaFuncAttributes'
+/// binaryVersion: 90 for sm_90 code), 0 without a GPU; asked once. Kernels that use sm_90
+/// features compile to nothing below it, so a launcher asks this before taking their path.
+int device_code_version();
+
+/// Whether the current device can run this build's bulk copies (chapter 12: bulk_copy.cuh): compute
+/// capability 9.0 or later and device code built for it (device_code_version). Asked once; false
+/// without a GPU.
+bool bulk_copy_available();
+
+/// One wave: the blocks of `block_threads` threads the current device holds at once, counted by
+/// threads (SMs x threads per SM / block_threads, at least one per SM).
+int64_t wave_blocks(int block_threads);
+
+/// Blocks of `block_threads` threads for `items` work items, `items_per_block` per block: one for
+/// every item, at most `waves` waves of the current device (grid_blocks in launch_math.h).
+unsigned resident_grid(int64_t items, int64_t items_per_block, int block_threads, int waves);
+
+/// How the flush runs, from the environment (read once, by L2Flusher).
+struct FlushMode {
+  bool clean = false;     ///< COURSE_L2_FLUSH=clean: the memset, then a read of a second buffer
+  int fixed_byte = -1;    ///< COURSE_L2_FLUSH_BYTE=N: the memset writes N every time; -1: a new byte each flush
+  std::string method;     ///< for the results' timing_method: "memset", "memset+read", each + " of 0xNN"
+};
+/// Parses COURSE_L2_FLUSH (`mode`: null, empty or "memset" for the course's method, or "clean") and
+/// COURSE_L2_FLUSH_BYTE (`byte`: null, empty, or 0-255 in decimal). Anything else throws
+/// std::runtime_error naming the variable.
+FlushMode flush_mode(const char* mode, const char* byte);
+
+/// Evicts L2 between timed launches by writing a buffer twice the L2's size (cudaMemsetAsync).
+///
+/// The memset leaves L2 full of *dirty* lines, which the timed kernel then writes back to DRAM as
+/// it evicts them. `clean` mode (for experiments) follows the memset with a read of a second buffer
+/// of the same size, so that the write-back happens before the timed region and the kernel finds L2
+/// full of clean lines. The memset writes a new byte each time (1, 2, ..., 255, 0, 1, ...), or a
+/// fixed one (for experiments: the lines the timed kernel writes back then all hold it). FlushMode
+/// has the environment variables.
+class L2Flusher {
+ public:
+  explicit L2Flusher(int64_t l2_bytes);
+  void flush(cudaStream_t s);
+  /// "memset" (the course's method), "memset+read" (clean mode), each with " of 0xNN" for a fixed byte.
+  const std::string& method() const { return mode_.method; }
+
+ private:
+  DeviceBuffer buf_, read_buf_, sink_;
+  uint8_t value_ = 0;
+  FlushMode mode_;
+};
+
+}  // namespace course

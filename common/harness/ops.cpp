@@ -1,0 +1,335 @@
+#include "harness/ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "harness/reference.h"
+
+namespace course {
+
+namespace {
+
+const InputSpec kX{"x", &Args::x, Extent::matrix, Elem::storage};
+const OutputSpec kY{"y", &Args::y, Extent::matrix, Elem::storage};
+
+}  // namespace
+
+const OpSpec& op_spec(Op op) {
+  static const OpSpec unary{{kX}, {kY}};
+  static const OpSpec layer_norm{{kX, {"gamma", &Args::gamma, Extent::per_col, Elem::storage},
+                                  {"beta", &Args::beta, Extent::per_col, Elem::storage}},
+                                 {kY, {"mean", &Args::mean, Extent::per_row, Elem::f32},
+                                  {"rstd", &Args::rstd, Extent::per_row, Elem::f32}}};
+  static const OpSpec mul{{kX, {"b", &Args::b, Extent::matrix, Elem::storage}}, {kY}};
+  static const OpSpec fma{{kX, {"b", &Args::b, Extent::matrix, Elem::storage}, {"c", &Args::c, Extent::matrix, Elem::storage}},
+                          {kY}};
+  static const OpSpec to_f32{{kX}, {{"y", &Args::y, Extent::matrix, Elem::f32}}};
+  static const OpSpec from_f32{{{"x", &Args::x, Extent::matrix, Elem::f32}}, {kY}};
+  // Backward: the forward output y (in Args::x) and the upstream gradient dy; dx in Args::y.
+  static const OpSpec backward{{{"y", &Args::x, Extent::matrix, Elem::storage}, {"dy", &Args::dy, Extent::matrix, Elem::storage}},
+                               {{"dx", &Args::y, Extent::matrix, Elem::storage}}};
+  static const OpSpec masked{{kX, {"mask", &Args::b, Extent::matrix, Elem::u8}}, {kY}};
+  switch (op) {
+    case Op::layer_norm:
+      return layer_norm;
+    case Op::scale_mask_softmax:
+      return masked;
+    case Op::mul:
+      return mul;
+    case Op::fma:
+      return fma;
+    case Op::cast_to_f32:
+      return to_f32;
+    case Op::cast_from_f32:
+      return from_f32;
+    case Op::softmax_backward:
+    case Op::log_softmax_backward:
+      return backward;
+    default:
+      return unary;
+  }
+}
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::copy:
+      return "copy";
+    case Op::softmax:
+      return "softmax";
+    case Op::log_softmax:
+      return "log_softmax";
+    case Op::reduce_scale:
+      return "reduce_scale";
+    case Op::layer_norm:
+      return "layer_norm";
+    case Op::relu:
+      return "relu";
+    case Op::gelu:
+      return "gelu";
+    case Op::scale:
+      return "scale";
+    case Op::mul:
+      return "mul";
+    case Op::fma:
+      return "fma";
+    case Op::cast_to_f32:
+      return "cast_to_f32";
+    case Op::cast_from_f32:
+      return "cast_from_f32";
+    case Op::softmax_backward:
+      return "softmax_backward";
+    case Op::log_softmax_backward:
+      return "log_softmax_backward";
+    case Op::scale_mask_softmax:
+      return "scale_mask_softmax";
+  }
+  return "?";
+}
+
+int64_t extent_elems(Extent e, int64_t rows, int64_t cols) {
+  switch (e) {
+    case Extent::matrix:
+      return rows * cols;
+    case Extent::per_col:
+      return cols;
+    case Extent::per_row:
+      return rows;
+  }
+  return 0;
+}
+
+int64_t bytes_moved(Op op, int64_t rows, int64_t cols, DType t) {
+  const OpSpec& s = op_spec(op);
+  int64_t bytes = 0;
+  for (const InputSpec& i : s.inputs) bytes += extent_elems(i.extent, rows, cols) * dtype_size(tensor_dtype(i.elem, t));
+  for (const OutputSpec& o : s.outputs)
+    bytes += extent_elems(o.extent, rows, cols) * dtype_size(tensor_dtype(o.elem, t));
+  return bytes;  // in place (ReduceScale): x read once, written once, as for any unary op
+}
+
+void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
+               const std::vector<double*>& out, const Args& a) {
+  const double* x = in[0];
+  double* y = out[0];
+  const int64_t n = rows * cols;
+  switch (op) {
+    case Op::copy:
+    case Op::cast_to_f32:
+    case Op::cast_from_f32:  // the comparison rounds to the output type
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+      return;
+    case Op::softmax:
+      return ref::softmax(x, rows, cols, y);
+    case Op::log_softmax:
+      return ref::log_softmax(x, rows, cols, y);
+    case Op::reduce_scale:
+      return ref::reduce_scale(x, rows, cols, y);
+    case Op::layer_norm:
+      return ref::layer_norm(x, in[1], in[2], rows, cols, a.eps, y, out[1], out[2]);
+    case Op::relu:
+      for (int64_t i = 0; i < n; ++i) y[i] = ref::relu(x[i]);
+      return;
+    case Op::gelu:
+      for (int64_t i = 0; i < n; ++i) y[i] = ref::gelu(x[i]);
+      return;
+    case Op::scale:
+      for (int64_t i = 0; i < n; ++i) y[i] = ref::scale(x[i], a.alpha);
+      return;
+    case Op::mul:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] * in[1][i];
+      return;
+    case Op::fma:
+      for (int64_t i = 0; i < n; ++i) y[i] = ref::fma3(x[i], in[1][i], in[2][i]);
+      return;
+    case Op::softmax_backward:
+      return ref::softmax_backward(x, in[1], rows, cols, y);
+    case Op::log_softmax_backward:
+      return ref::log_softmax_backward(x, in[1], rows, cols, y);
+    case Op::scale_mask_softmax: {
+      // The logits as the kernel forms them: x * alpha rounded to fp32 (exact in double, then
+      // rounded once), -inf where the mask is set.
+      std::vector<double> logits(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i)
+        logits[i] = in[1][i] != 0 ? -INFINITY : ref::round_to_f32(x[i] * double(a.alpha));
+      return ref::softmax(logits.data(), rows, cols, y);
+    }
+  }
+}
+
+void reference_parallel(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
+                        const std::vector<double*>& out, const Args& a, int threads) {
+  const OpSpec& spec = op_spec(op);
+  if (op_is_elementwise(op)) {  // every tensor rows x cols, seen flat
+    parallel_ranges(
+        rows * cols, kHostGrain,
+        [&](size_t, IndexRange r) {
+          std::vector<const double*> i2;
+          std::vector<double*> o2;
+          for (const double* p : in) i2.push_back(p + r.begin);
+          for (double* p : out) o2.push_back(p + r.begin);
+          reference(op, i2, 1, r.end - r.begin, o2, a);
+        },
+        threads);
+    return;
+  }
+  parallel_ranges(
+      rows, std::max<int64_t>(1, kHostGrain / std::max<int64_t>(cols, 1)),
+      [&](size_t, IndexRange r) {
+        auto at = [&](Extent e) { return e == Extent::matrix ? r.begin * cols : e == Extent::per_row ? r.begin : 0; };
+        std::vector<const double*> i2;
+        std::vector<double*> o2;
+        for (size_t k = 0; k < in.size(); ++k) i2.push_back(in[k] + at(spec.inputs[k].extent));
+        for (size_t k = 0; k < out.size(); ++k) o2.push_back(out[k] + at(spec.outputs[k].extent));
+        reference(op, i2, r.end - r.begin, cols, o2, a);
+      },
+      threads);
+}
+
+Tolerance op_tolerance(Op op, DType t, int output) {
+  switch (op) {
+    case Op::copy:
+    case Op::relu:
+    case Op::cast_to_f32:
+    case Op::cast_from_f32:
+      return {0, 0};  // exact (op_is_exact)
+    // x - max - log(sum): the log of a sum over many columns carries about 1e-6 of absolute
+    // fp32 error, so outputs near 0 need a wider absolute part.
+    case Op::log_softmax:
+      return tolerance_for(t, 10.0);
+    case Op::layer_norm:  // mean and rstd are fp32 whatever the storage type
+      return tolerance_for(output == 0 ? t : DType::f32);
+    default:  // softmax, reduce_scale, gelu, scale, mul, fma, the backward ops (plus a per-row absolute part,
+              // op_row_tolerance): the output's rounding and a few fp32 ulps
+      return tolerance_for(t);
+  }
+}
+
+Tolerance op_row_tolerance(Op op, DType t, int output, const std::vector<const double*>& in,
+                           const std::vector<double*>& ref, int64_t r, int64_t cols) {
+  Tolerance tol = op_tolerance(op, t, output);
+  if (op == Op::softmax_backward || op == Op::log_softmax_backward) {
+    // The row's reduction (sum(dy * y), or sum(dy)) carries fp32 error relative to the sum of the
+    // magnitudes of its terms, and every dx of the row inherits it (times y, or exp(y)): the
+    // absolute part grows with that sum, as log-softmax's grows with |x|.
+    const double* yr = in[0] + r * cols;
+    const double* dyr = in[1] + r * cols;
+    double terms = 0, scale = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      const double w = op == Op::softmax_backward ? yr[j] : std::exp(yr[j]);
+      terms += std::fabs(dyr[j] * (op == Op::softmax_backward ? yr[j] : 1.0));
+      scale = std::max(scale, std::fabs(w));
+    }
+    if (std::isfinite(terms) && std::isfinite(scale)) tol.atol *= std::max(1.0, terms * scale);
+    return tol;
+  }
+  if (op != Op::layer_norm) return tol;
+  // fp32 statistics of a row hold its mean to a few ulps of |mean|: relative to the row's spread
+  // that is ulp(|mean|) * rstd. A row far from zero (the +1000 special row) is ill-conditioned
+  // for any fp32 implementation, so the tolerance grows with |mean| * rstd (and |gamma| for y).
+  const double* xr = in[0] + r * cols;
+  const double mean = ref[1][r], rstd = ref[2][r];
+  if (!std::isfinite(mean) || !std::isfinite(rstd)) return tol;  // NaN rows: NaN-aware compare
+  const double cond = std::max(1.0, std::fabs(mean) * rstd);
+  double max_abs_x = 0, max_gamma = 1;
+  for (int64_t j = 0; j < cols; ++j) max_abs_x = std::max(max_abs_x, std::fabs(xr[j]));
+  for (int64_t j = 0; j < cols; ++j) max_gamma = std::max(max_gamma, std::fabs(in[1][j]));
+  switch (output) {
+    case 0:  // y = (x - mean) * rstd * gamma + beta
+      tol.atol *= cond * max_gamma;
+      break;
+    case 1:  // mean: a sum of cols terms of size up to max|x|
+      tol.atol = std::max(tol.atol, 1e-6 * max_abs_x);
+      break;
+    default:  // rstd: the variance carries the mean's relative error, about 2^-24 * |mean| / std
+      tol.rtol = std::max(tol.rtol, 8.0 * std::ldexp(1.0, -24) * cond);
+      break;
+  }
+  return tol;
+}
+
+double round_to_type(DType t, double v) {
+  switch (t) {
+    case DType::f32:
+      return ref::round_to_f32(v);
+    case DType::f16:
+      return ref::round_to_f16(v);
+    case DType::bf16:
+      return ref::round_to_bf16(v);
+    case DType::u8:
+      return v;
+  }
+  return v;
+}
+
+CompareResult compare_output(Op op, DType t, int output, const std::vector<const double*>& in,
+                             const std::vector<double*>& ref, const double* got, int64_t rows, int64_t cols,
+                             const int64_t* row_ids, int threads) {
+  const OpSpec& spec = op_spec(op);
+  const DType ot = tensor_dtype(spec.outputs[size_t(output)].elem, t);
+  const int64_t width = spec.outputs[size_t(output)].extent == Extent::matrix ? cols : 1;
+  const double* want = ref[size_t(output)];
+  // Only a value past the type's largest finite one can round to +-inf.
+  const double max_finite = ot == DType::f16 ? 65504.0 : ot == DType::bf16 ? 0x1.fep127 : 0x1.fffffep127;
+  const bool exact = op_is_exact(op);
+  // Elementwise operations (the exact ones among them) in chunks of elements, under one
+  // tolerance; row-wise ones in chunks of rows, under each row's.
+  const bool flat = op_is_elementwise(op) || exact;
+  const int64_t units = flat ? rows * width : rows, unit = flat ? 1 : width;
+  std::vector<CompareResult> part(size_t(std::max(threads, 1)));
+  parallel_ranges(
+      units, std::max<int64_t>(1, kHostGrain / std::max<int64_t>(unit, 1)),
+      [&](size_t k, IndexRange u) {
+        const int64_t b = u.begin * unit, n = (u.end - u.begin) * unit;  // elements
+        std::vector<double> w(want + b, want + b + n);
+        for (double& v : w) {
+          if (exact)
+            v = round_to_type(ot, v);
+          else if (std::isfinite(v) && std::fabs(v) > max_finite && std::isinf(round_to_type(ot, v)))
+            v = round_to_type(ot, v);
+        }
+        CompareResult& p = part[k];
+        if (flat) {
+          // Exact: a tolerance of zero, and element_ok's NaN matching NaN.
+          p = compare(got + b, w.data(), 1, n, exact ? Tolerance{0, 0} : op_tolerance(op, t, output));
+          for (Mismatch& m : p.first) {  // chunk-relative columns to (row, col) of the tensor
+            const int64_t e = b + m.col;
+            m.row = row_ids ? row_ids[e / width] : e / width;
+            m.col = e % width;
+          }
+        } else {
+          for (int64_t i = u.begin; i < u.end; ++i) {
+            const Tolerance tol = op_row_tolerance(op, t, output, in, ref, i, cols);
+            const int64_t id = row_ids ? row_ids[i] : i;
+            merge(p, compare(got + i * width, w.data() + (i - u.begin) * width, 1, width, tol, &id));
+          }
+        }
+      },
+      threads);
+  CompareResult all;
+  for (const CompareResult& p : part) merge(all, p);
+  return all;
+}
+
+bool op_is_exact(Op op) {
+  return op == Op::copy || op == Op::relu || op == Op::cast_to_f32 || op == Op::cast_from_f32;
+}
+
+bool op_in_place(Op op) { return op == Op::reduce_scale; }
+
+bool op_is_elementwise(Op op) {
+  switch (op) {
+    case Op::copy:
+    case Op::relu:
+    case Op::gelu:
+    case Op::scale:
+    case Op::mul:
+    case Op::fma:
+    case Op::cast_to_f32:
+    case Op::cast_from_f32:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace course

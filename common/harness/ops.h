@@ -1,0 +1,163 @@
+/// @file ops.h
+/// @brief The operations of the course as the harness sees them: their tensors, bytes model,
+/// reference and tolerance. Host-only, so that it is unit-tested without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "harness/compare.h"
+#include "harness/dtype.h"
+#include "harness/parallel.h"
+
+namespace course {
+
+/// An operation a chapter can register kernels for. Row-wise operations see a rows x cols
+/// matrix; elementwise ones see rows x cols contiguous elements as one flat array.
+enum class Op {
+  copy,           ///< y = x (chapter 00's ceiling)
+  softmax,        ///< y = softmax(x) over each row
+  log_softmax,    ///< y = log_softmax(x) over each row
+  reduce_scale,   ///< x = x / max(|x|) over each row, in place (Args x == y)
+  layer_norm,     ///< y = (x - mean) * rstd * gamma + beta over each row; mean, rstd per row (fp32)
+  relu,           ///< y = max(x, 0), elementwise (NaN stays NaN)
+  gelu,           ///< y = x * Phi(x) (the erf form), elementwise
+  scale,          ///< y = alpha * x, elementwise
+  mul,            ///< y = x * b, elementwise (binary)
+  fma,            ///< y = x * b + c, elementwise (ternary)
+  cast_to_f32,    ///< y (fp32) = x (the variant's fp16 or bf16)
+  cast_from_f32,  ///< y (the variant's fp16 or bf16, nearest even) = x (fp32)
+  softmax_backward,      ///< dx = y * (dy - sum(dy * y)) over each row: Args x = y (forward output), dy -> y = dx
+  log_softmax_backward,  ///< dx = dy - exp(y) * sum(dy) over each row: Args x = y, dy -> y = dx
+  scale_mask_softmax,    ///< y = softmax(mask ? -inf : x * alpha) over each row (x * alpha rounded to fp32);
+                         ///< Args b = the mask, u8 (nonzero: masked), rows x cols
+};
+
+/// Everything a launcher may need. Which fields an operation uses is listed by op_spec(); unused
+/// pointers are null. Sizes are 64-bit: rows x cols passes 2^31 at realistic shapes.
+struct Args {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const void* x = nullptr;      ///< main input (softmax: x; backward: the forward output y)
+  const void* dy = nullptr;     ///< backward: the upstream gradient
+  const void* b = nullptr;      ///< elementwise: second operand; scale_mask_softmax: the u8 mask
+  const void* c = nullptr;      ///< elementwise: third operand
+  const void* gamma = nullptr;  ///< LayerNorm: scale, cols elements
+  const void* beta = nullptr;   ///< LayerNorm: shift, cols elements
+  void* y = nullptr;            ///< main output (softmax: y; backward: dx)
+  void* mean = nullptr;         ///< LayerNorm: per-row mean, fp32, rows elements
+  void* rstd = nullptr;         ///< LayerNorm: per-row 1 / sqrt(var + eps), fp32, rows elements
+  float eps = 1e-5f;            ///< LayerNorm (PyTorch's default)
+  float alpha = 1.0f;           ///< scale, scale_mask_softmax: the factor
+  void* workspace = nullptr;    ///< scratch memory, as many bytes as the variant asked for
+  size_t workspace_bytes = 0;
+};
+
+/// How many elements a tensor of an operation has.
+enum class Extent {
+  matrix,   ///< rows x cols
+  per_col,  ///< cols (gamma, beta)
+  per_row,  ///< rows (mean, rstd)
+};
+
+/// Where a tensor goes in Args (a pointer to member).
+using InputSlot = const void* Args::*;
+using OutputSlot = void* Args::*;
+
+/// The element type of a tensor: the variant's storage type, or a fixed one.
+enum class Elem {
+  storage,  ///< the variant's f32, f16 or bf16
+  f32,      ///< fp32 whatever the storage type (LayerNorm's mean and rstd, the casts' wide side)
+  u8,       ///< a byte per element (a mask)
+};
+
+/// One input of an operation: where it goes in Args, its length, and its element type.
+struct InputSpec {
+  const char* name;
+  InputSlot slot;
+  Extent extent;
+  Elem elem;
+};
+
+/// One output of an operation, likewise.
+struct OutputSpec {
+  const char* name;
+  OutputSlot slot;
+  Extent extent;
+  Elem elem;
+};
+
+/// The tensors of an operation, in the order reference() takes them.
+struct OpSpec {
+  std::vector<InputSpec> inputs;
+  std::vector<OutputSpec> outputs;
+};
+
+/// The tensors of `op`.
+const OpSpec& op_spec(Op op);
+
+/// "copy", "softmax", "layer_norm", ...: the first part of every benchmark name.
+const char* op_name(Op op);
+
+/// Elements of a tensor of this extent.
+int64_t extent_elems(Extent e, int64_t rows, int64_t cols);
+
+/// The element type of a tensor of an operation whose variant stores `t`.
+inline DType tensor_dtype(Elem e, DType t) { return e == Elem::f32 ? DType::f32 : e == Elem::u8 ? DType::u8 : t; }
+
+/// Bytes the operation must move through device memory: each input read once, each output
+/// written once (LayerNorm counts gamma, beta and the fp32 mean and rstd). The effective
+/// bandwidth of a kernel is this over its time.
+int64_t bytes_moved(Op op, int64_t rows, int64_t cols, DType t);
+
+/// Float64 reference for `rows` rows. `in` holds the inputs in op_spec order, widened to double
+/// (matrix inputs: those rows; per-column inputs: all cols); `out` the outputs likewise.
+/// `a` supplies the scalars (eps, alpha).
+void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
+               const std::vector<double*>& out, const Args& a);
+
+/// reference() on `threads` host threads: a row-wise operation in chunks of whole rows, an
+/// elementwise one in chunks of elements. Each chunk is reference() on its part of the tensors,
+/// so the values are the same, element for element.
+void reference_parallel(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
+                        const std::vector<double*>& out, const Args& a, int threads = host_threads());
+
+/// The comparison's tolerance for output `output` (op_spec order) stored as `t`.
+Tolerance op_tolerance(Op op, DType t, int output = 0);
+
+/// The tolerance for row `r` of output `output`, given that row's inputs `in` and references
+/// `ref` (as reference() takes and fills them). Most operations use op_tolerance(); LayerNorm
+/// widens it for rows whose mean is large against their spread (see ops.cpp: any fp32
+/// implementation loses those bits).
+Tolerance op_row_tolerance(Op op, DType t, int output, const std::vector<const double*>& in,
+                           const std::vector<double*>& ref, int64_t r, int64_t cols);
+
+/// The value v as stored in type t: rounded once to nearest even (f32, f16, bf16); u8 as is.
+double round_to_type(DType t, double v);
+
+/// Output `output` of `op` (variant storage `t`) against its float64 reference, for `rows` rows
+/// (`cols` wide for a matrix output, 1 for a per-row one): `got` the kernel's values widened to
+/// double, `in` and `ref` as reference() takes and fills them, `row_ids` the rows' indices in the
+/// tensor for the report (nullptr: 0, 1, 2, ...). Exact operations must equal the reference
+/// rounded to the output type (NaN matching NaN); the others must be within op_row_tolerance of
+/// the reference as the output type holds it (a finite value past the type's range is +-inf
+/// there). The work is split over `threads` host threads in chunks of whole rows (of elements,
+/// for an elementwise operation) and merged in order: the same result, first mismatches
+/// included, as one thread.
+CompareResult compare_output(Op op, DType t, int output, const std::vector<const double*>& in,
+                             const std::vector<double*>& ref, const double* got, int64_t rows, int64_t cols,
+                             const int64_t* row_ids, int threads = host_threads());
+
+/// True when the output must equal the reference rounded to the output type (NaN matching NaN):
+/// copy, ReLU and the casts.
+bool op_is_exact(Op op);
+
+/// True when the operation overwrites its input (the launcher gets x == y).
+bool op_in_place(Op op);
+
+/// True for elementwise operations: the tensor is rows x cols elements seen as one flat array,
+/// with no row structure.
+bool op_is_elementwise(Op op);
+
+}  // namespace course

@@ -1,0 +1,154 @@
+#include "harness/reference.h"
+
+#include <cmath>
+#include <limits>
+
+namespace course::ref {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct RowStats {
+  double max;    // largest element (NaN-aware: NaN if any element is NaN)
+  bool nan_row;  // PyTorch gives a NaN row: a NaN, a +inf, or nothing but -inf
+};
+
+RowStats row_stats(const double* x, int64_t cols) {
+  double m = -std::numeric_limits<double>::infinity();
+  bool any_nan = false;
+  for (int64_t j = 0; j < cols; ++j) {
+    if (std::isnan(x[j]))
+      any_nan = true;
+    else if (x[j] > m)
+      m = x[j];
+  }
+  bool nan_row = any_nan || std::isinf(m);  // +inf present, or every element -inf
+  return {nan_row ? kNaN : m, nan_row};
+}
+
+// Rounds a finite or infinite double to a binary format with `mant` explicit mantissa bits,
+// exponent range [emin, emax] (normal numbers), subnormals below, ties to even.
+double round_to_format(double v, int mant, int emin, int emax) {
+  if (std::isnan(v) || std::isinf(v) || v == 0) return v;
+  double a = std::fabs(v);
+  int e = std::ilogb(a);   // a in [2^e, 2^(e+1))
+  if (e < emin) e = emin;  // subnormal range: fixed spacing 2^(emin - mant)
+  double ulp = std::ldexp(1.0, e - mant);
+  double q = a / ulp;  // exact: scaling by a power of two
+  double fl = std::floor(q);
+  double rem = q - fl;
+  double r = fl;
+  if (rem > 0.5 || (rem == 0.5 && std::fmod(fl, 2.0) != 0)) r = fl + 1;
+  double out = r * ulp;
+  double max_finite = std::ldexp(2.0 - std::ldexp(1.0, -mant), emax);
+  // Round-to-nearest overflows to inf once the value reaches max_finite + ulp(max)/2.
+  if (out > max_finite) out = std::numeric_limits<double>::infinity();
+  return std::copysign(out, v);
+}
+
+}  // namespace
+
+void softmax(const double* x, int64_t rows, int64_t cols, double* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = x + r * cols;
+    double* yr = y + r * cols;
+    RowStats s = row_stats(xr, cols);
+    if (s.nan_row) {
+      for (int64_t j = 0; j < cols; ++j) yr[j] = kNaN;
+      continue;
+    }
+    double sum = 0;
+    for (int64_t j = 0; j < cols; ++j) sum += std::exp(xr[j] - s.max);
+    for (int64_t j = 0; j < cols; ++j) yr[j] = std::exp(xr[j] - s.max) / sum;
+  }
+}
+
+void log_softmax(const double* x, int64_t rows, int64_t cols, double* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = x + r * cols;
+    double* yr = y + r * cols;
+    RowStats s = row_stats(xr, cols);
+    if (s.nan_row) {
+      for (int64_t j = 0; j < cols; ++j) yr[j] = kNaN;
+      continue;
+    }
+    double sum = 0;
+    for (int64_t j = 0; j < cols; ++j) sum += std::exp(xr[j] - s.max);
+    double lse = std::log(sum);
+    for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - s.max) - lse;
+  }
+}
+
+void softmax_backward(const double* y, const double* dy, int64_t rows, int64_t cols, double* dx) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* yr = y + r * cols;
+    const double* dyr = dy + r * cols;
+    double dot = 0;
+    for (int64_t j = 0; j < cols; ++j) dot += dyr[j] * yr[j];
+    for (int64_t j = 0; j < cols; ++j) dx[r * cols + j] = yr[j] * (dyr[j] - dot);
+  }
+}
+
+void log_softmax_backward(const double* y, const double* dy, int64_t rows, int64_t cols, double* dx) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* yr = y + r * cols;
+    const double* dyr = dy + r * cols;
+    double sum = 0;
+    for (int64_t j = 0; j < cols; ++j) sum += dyr[j];
+    for (int64_t j = 0; j < cols; ++j) dx[r * cols + j] = dyr[j] - std::exp(yr[j]) * sum;
+  }
+}
+
+void layer_norm(const double* x, const double* gamma, const double* beta, int64_t rows, int64_t cols, float eps,
+                double* y, double* mean, double* rstd) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = x + r * cols;
+    bool finite = true;
+    for (int64_t j = 0; j < cols; ++j) finite = finite && std::isfinite(xr[j]);
+    if (!finite) {  // inf - inf inside any mean/variance update: NaN everywhere, as in PyTorch
+      mean[r] = rstd[r] = kNaN;
+      for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = kNaN;
+      continue;
+    }
+    double m = 0;
+    for (int64_t j = 0; j < cols; ++j) m += xr[j];
+    m /= static_cast<double>(cols);
+    double var = 0;  // two passes in double: exact enough to judge fp32 Welford
+    for (int64_t j = 0; j < cols; ++j) var += (xr[j] - m) * (xr[j] - m);
+    var /= static_cast<double>(cols);
+    if (var < 0) var = 0;
+    double rs = 1.0 / std::sqrt(var + static_cast<double>(eps));
+    mean[r] = m;
+    rstd[r] = rs;
+    for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = (xr[j] - m) * rs * gamma[j] + beta[j];
+  }
+}
+
+void reduce_scale(const double* x, int64_t rows, int64_t cols, double* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = x + r * cols;
+    double amax = 0;
+    bool any_nan = false;
+    for (int64_t j = 0; j < cols; ++j) {
+      if (std::isnan(xr[j]))
+        any_nan = true;
+      else
+        amax = std::fmax(amax, std::fabs(xr[j]));
+    }
+    if (any_nan) amax = kNaN;  // amax propagates NaN, as torch.amax does
+    for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = xr[j] / amax;
+  }
+}
+
+double relu(double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }
+// 0.5 * x * (1 + erf(x / sqrt(2))) written with erfc: 1 + erf(t) = erfc(-t), which keeps its
+// relative accuracy where 1 + erf cancels (x below about -5).
+double gelu(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
+double scale(double x, double s) { return x * s; }
+double fma3(double a, double b, double c) { return a * b + c; }
+
+double round_to_f16(double v) { return round_to_format(v, 10, -14, 15); }
+double round_to_bf16(double v) { return round_to_format(v, 7, -126, 127); }
+double round_to_f32(double v) { return round_to_format(v, 23, -126, 127); }
+
+}  // namespace course::ref
