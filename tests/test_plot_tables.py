@@ -1,24 +1,28 @@
 #!/usr/bin/env python3
-"""The generated tables that judge the course against its peers, on synthetic data whose answers
-are known: test_plot_tables.py ROOT
+"""scripts/plotting/ on synthetic data whose answers are known: test_plot_tables.py ROOT
 
+- parse_name, the one parser of benchmark names: the five parts, Google Benchmark's suffixes
+  (/iterations:N, /repeats:N, /manual_time, /min_time:X) and aggregate rows (_mean, ...), and a
+  refusal of any other name;
+- the copy of the same bytes (matched_copy_bytes_per_second, pct_of_matched_copy): results and
+  summary tables show its percent where every result has it, the process's copy line's where
+  not, and their captions say which; a figure's panel is drawn against it per shape or against
+  the line; the value marker's pct_of_matched_copy and matched_copy_gbps, and a marker whose
+  data lacks the counter left as it is;
+- markers: one that names data that does not exist raises (what --check fails on), unpaired
+  markers raise, the retired kinds (rounds, positions) are left alone with a note;
 - fmt_peers marks a point at or above every peer with **>=**, one under with (below), and lists
   each point under a peer with its gap and both sides' spreads (and no such line when none is),
   and names the points of either side whose launches spread over NOISY_SPREAD (scattered);
 - fmt_twins compares `production` with the forced variant of the path the dispatch chose (warp,
   tile or block_regs only), and refuses data with no such pair;
-- fmt_rounds takes medians over the rounds that have both sides and counts the rounds ours was
-  at or above every peer, skipping a round's file left unreadable; its caption names the round
-  files' commits only, and kernel= (also a marker option) compares one kernel of files that time
-  several;
 - fmt_profile takes its caption from a profile's "# how" line where it has one, and shows a
   metric the profile did not collect as "-";
 - fmt_balance labels each run of one kernel from the "# launches" line and refuses a profile
   without those labels or the SM cycle metrics;
-- fmt_positions numbers each benchmark by its place in its process (repetitions apart, aggregates
-  left out), takes medians over the rounds per (process, place), filters by match=, and refuses a
-  folder where nothing matches.
-Exits 77 (CTest: skipped) without matplotlib (plot.py imports it), 1 on any failure.
+- with matplotlib: a chapter figure and the progression are drawn from synthetic data with and
+  without the matched copy, and the previous-chapter table names earlier chapters only.
+The tables need no matplotlib; without it the figure checks are skipped. Exits 1 on any failure.
 """
 import json
 import os
@@ -27,11 +31,8 @@ import tempfile
 
 root = sys.argv[1]
 sys.path.insert(0, os.path.join(root, "scripts"))
-try:
-    import plot  # noqa: E402
-except ImportError as e:
-    print(f"SKIPPED: {e} (scripts/install-deps.sh installs matplotlib)")
-    sys.exit(77)
+from plotting import DataError  # noqa: E402
+from plotting import load, markers, ncu, peer_tables, profile_tables, tables  # noqa: E402
 
 failures = []
 
@@ -42,9 +43,18 @@ def check(cond, what):
         print(f"FAIL: {what}")
 
 
+def raises(fn, what, error=DataError):
+    try:
+        fn()
+    except error:
+        return
+    check(False, what)
+
+
 def result(op, kernel, dtype, cols, gbps, spread, rows=49152):
     return {"op": op, "kernel": kernel, "dtype": dtype, "rows": rows, "cols": cols, "gbps": gbps,
-            "pct_of_copy": 100 * gbps / 3000, "median_us": 1.0, "spread_pct": spread}
+            "name": f"{op}/{kernel}/{dtype}/rows:{rows}/cols:{cols}", "pct_of_copy": 100 * gbps / 3000,
+            "matched_copy_gbps": None, "pct_of_matched_copy": None, "median_us": 1.0, "spread_pct": spread}
 
 
 def data(results, commit="abc1234"):
@@ -52,39 +62,164 @@ def data(results, commit="abc1234"):
             "copy_gbps": 3000.0}
 
 
+# parse_name: the one parser of a benchmark's name.
+p = load.parse_name("softmax/warp_pack/bf16/rows:49152/cols:1024/iterations:25/manual_time")
+check((p["op"], p["kernel"], p["dtype"], p["rows"], p["cols"]) == ("softmax", "warp_pack", "bf16", 49152, 1024)
+      and p["name"] == "softmax/warp_pack/bf16/rows:49152/cols:1024"
+      and p["options"] == {"iterations": "25", "manual_time": None} and p["aggregate"] is None,
+      f"parse_name: the five parts and the suffixes; got {p}")
+p = load.parse_name("layer_norm/torch/f16/rows:49152/cols:32")
+check(p["name"] == "layer_norm/torch/f16/rows:49152/cols:32" and p["options"] == {},
+      "parse_name: a name without suffixes (the PyTorch peer's)")
+p = load.parse_name("gelu/pack/f32/rows:1/cols:1048576/iterations:25/repeats:3/manual_time_mean")
+check(p["aggregate"] == "mean" and p["options"] == {"iterations": "25", "repeats": "3", "manual_time": None}
+      and p["name"] == "gelu/pack/f32/rows:1/cols:1048576", f"parse_name: an aggregate row; got {p}")
+check(load.parse_name("copy/memcpy/f32/rows:4/cols:8/min_time:0.5")["options"] == {"min_time": "0.5"},
+      "parse_name: a suffix with a fractional value")
+for bad in ("softmax/warp/f64/rows:1/cols:2", "softmax/warp/f32/cols:2/rows:1", "softmax/warp/f32/rows:1",
+            "softmax/warp/f32/rows:1/cols:2x", "softmax/warp/f32/rows:1/cols:2/Iterations:3",
+            "softmax/warp/f32/rows:1/cols:2_mean", "-"):
+    raises(lambda: load.parse_name(bad), f"parse_name: '{bad}' is refused")
+
+
+def write_chapter(d, name, benchmarks, matched=False, ctx=None):
+    """A chapter JSON like the harness's: bytes_per_second, pct_of_copy against a 3000 GB/s copy
+    line, and with `matched` the copy of the same bytes at (gbps of the benchmark) / 0.8."""
+    rows = []
+    for full, gbps in benchmarks:
+        b = {"name": full, "run_type": "iteration", "bytes_per_second": gbps * 1e9, "pct_of_copy": 100 * gbps / 3000,
+             "median_us": 2.0, "spread_pct": 1.0}
+        if matched:
+            b.update(matched_copy_bytes_per_second=gbps / 0.8 * 1e9, pct_of_matched_copy=80.0)
+        rows.append(b)
+    rows.append({"name": benchmarks[0][0] + "_mean", "run_type": "aggregate", "bytes_per_second": 1.0})
+    context = {"copy_bytes_per_second": "3e+12", "gpu_name": "Test GPU", "git_commit": "0123456789abcdef",
+               "cuda_runtime_version": "13.0", "cuda_driver_version": "13.0", "timing_method": "t"}
+    if matched:
+        context["matched_copy_method"] = "cudaMemcpyAsync of the same bytes"
+    context.update(ctx or {})
+    path = os.path.join(d, f"{name}.json")
+    with open(path, "w") as f:
+        json.dump({"context": context, "benchmarks": rows}, f)
+    return path
+
+
+SWEEP = [(f"softmax/{k}/{t}/rows:49152/cols:{c}/iterations:25/manual_time", g)
+         for k, t, c, g in (("warp", "f32", 128, 2400), ("warp", "f32", 1024, 2700), ("smem", "f32", 1024, 2400),
+                            ("warp", "f16", 1024, 2550), ("warp", "f32", 4096, 1500))]
+with tempfile.TemporaryDirectory() as d:
+    gpu_dir = os.path.join(d, "test-gpu")
+    os.makedirs(gpu_dir)
+    old = load.load_chapter(write_chapter(gpu_dir, "ch03_old", SWEEP))
+    new = load.load_chapter(write_chapter(gpu_dir, "ch04_new", SWEEP, matched=True))
+    check(len(old["results"]) == 5 and old["results"][0]["pct_of_matched_copy"] is None
+          and new["results"][0]["matched_copy_gbps"] == 3000.0 and new["results"][0]["pct_of_matched_copy"] == 80.0,
+          "load_chapter: iterations only (aggregates left out), the matched copy where the data has it")
+    check(load.pct_field(old["results"]) == "pct_of_copy" and load.pct_field(new["results"]) == "pct_of_matched_copy"
+          and load.pct_field(old["results"] + new["results"]) == "pct_of_copy",
+          "pct_field: the matched percent only where every result has it")
+    t_old, t_new = tables.fmt_table(old), tables.fmt_table(new)
+    check("| 1024 | 2400 (80%) | 2700 (90%) | 2550 (85%) |" in t_old and "percent of the copy line, 3000 GB/s" in t_old,
+          f"fmt_table without the matched copy: percent of the copy line; got:\n{t_old}")
+    check("| 1024 | 2400 (80%) | 2700 (80%) | 2550 (80%) |" in t_new and
+          "percent of the copy of the same bytes: cudaMemcpyAsync of the same bytes" in t_new,
+          f"fmt_table with the matched copy: its percent, named in the caption; got:\n{t_new}")
+    s_old = tables.fmt_summary({"ch03_old": old}, gpu="test-gpu")
+    s_new = tables.fmt_summary({"ch04_new": new}, gpu="test-gpu")
+    check("| ch03_old | softmax | 2400 (80%) | 2700 (90%) | 1500 (50%) |  | 2550 (85%) |  |" in s_old
+          and "percent of each run's copy line" in s_old, f"fmt_summary: best kernel, copy line; got:\n{s_old}")
+    check("| ch04_new | softmax | 2400 (80%) | 2700 (80%) | 1500 (80%) |  | 2550 (80%) |  |" in s_new
+          and "percent of the copy of the same bytes" in s_new, f"fmt_summary: matched percent; got:\n{s_new}")
+    both = tables.fmt_summary({"ch03_old": old, "ch04_new": new}, gpu="test-gpu")
+    check("| ch04_new | softmax | 2400 (100%)" not in both and "| ch04_new | softmax | 2400 (80%) | 2700 (90%)" in both
+          and "percent of each run's copy line" in both, "fmt_summary: one chapter without it: the copy line for all")
+    kind, per_shape = load.copy_reference(load.select(new["results"], "softmax", "f32", 49152), 3000.0)
+    check(kind == "matched" and per_shape == {128: 3000.0, 1024: 3187.5, 4096: 1875.0},
+          f"copy_reference: the median matched copy per cols; got {kind} {per_shape}")
+    check(load.copy_reference(old["results"], 3000.0) == ("line", 3000.0), "copy_reference: else the copy line")
+
+    # value: the matched fields, and a marker whose data lacks them left as it is.
+    all_data = {"test-gpu": {"ch03_old": old, "ch04_new": new}}
+    v = lambda ch, name, field: markers.value(all_data, ch, name, field, "test-gpu")  # noqa: E731
+    check(v("ch04_new", "softmax/warp/f32/rows:49152/cols:1024", "pct_of_matched_copy") == "80%"
+          and v("ch04_new", "softmax/warp/f32/rows:49152/cols:1024", "matched_copy_gbps") == "3375 GB/s"
+          and v("ch03_old", "softmax/warp/f32/rows:49152/cols:1024", "pct_of_copy") == "90%"
+          and v("ch03_old", "-", "copy_gbps") == "3000 GB/s", "value: the matched and the copy-line fields")
+    raises(lambda: v("ch03_old", "softmax/warp/f32/rows:49152/cols:1024", "pct_of_matched_copy"),
+           "value: data without the matched copy raises MissingCounter", markers.MissingCounter)
+    raises(lambda: v("ch03_old", "softmax/warp/f32/rows:49152/cols:64", "gbps"), "value: no such result")
+    raises(lambda: v("ch03_old", "softmax/warp/f32/rows:49152/cols:1024", "gflops"), "value: unknown field")
+    raises(lambda: v("ch09_none", "-", "copy_gbps"), "value: no such chapter")
+    text = ("x <!-- value ch03_old softmax/warp/f32/rows:49152/cols:1024 pct_of_matched_copy test-gpu -->?%"
+            "<!-- /value --> y <!-- value ch03_old softmax/warp/f32/rows:49152/cols:1024 gbps test-gpu -->"
+            "0<!-- /value -->")
+    notes = []
+    out = markers.rewrite_markers(text, all_data, {}, d, notes)
+    check(out == text.replace("-->0<!--", "-->2700 GB/s<!--") and len(notes) == 1,
+          f"rewrite_markers: a value whose data lacks the counter is left as it is, with a note; got {out} {notes}")
+    # Markers that name data that does not exist: --check fails on them.
+    for bad in ("<!-- results ch07_none test-gpu -->\n<!-- /results -->",
+                "<!-- value ch03_old softmax/warp/f32/rows:49152/cols:64 gbps test-gpu --><!-- /value -->",
+                "<!-- profile ch03_old test-gpu -->\n<!-- /profile -->",
+                "<!-- accuracy ch09_x.accuracy.json test-gpu -->\n<!-- /accuracy -->",
+                "<!-- paths ch12_x.paths.json test-gpu -->\n<!-- /paths -->",
+                "<!-- summary other-gpu -->\n<!-- /summary -->"):
+        raises(lambda: markers.rewrite_markers(bad, all_data, {}, d),
+               f"rewrite_markers: {bad.split(' -->')[0]} -> raises")
+    raises(lambda: markers.check_markers("<!-- results ch03_old -->\n", "x.md"), "check_markers: unpaired marker")
+    check(markers.check_markers("<!-- rounds D a:b -->\nold\n<!-- /rounds -->", "x.md")
+          == ["x.md: 1 'rounds' markers are no longer generated (left as they are)"],
+          "check_markers: a retired kind is noted")
+    check(markers.rewrite_markers("<!-- rounds D a:b -->\nold\n<!-- /rounds -->", all_data, {}, d)
+          == "<!-- rounds D a:b -->\nold\n<!-- /rounds -->", "rewrite_markers: a retired kind is left alone")
+    # accuracy: FILE relative to plots/data/<gpu>/, named so in the caption.
+    with open(os.path.join(gpu_dir, "ch09_x.accuracy.json"), "w") as f:
+        json.dump({"context": {"rows": 4, "cols": 8, "gpu_name": "Test GPU", "git_commit": "0123456789"},
+                   "results": [{"offset": 0, "method": "welford", "max_rel_err": 2e-7, "median_rel_err": 4e-8,
+                                "nonpositive_rows": 0}]}, f)
+    out = markers.rewrite_markers("<!-- accuracy ch09_x.accuracy.json test-gpu -->\n<!-- /accuracy -->",
+                                  all_data, {}, d)
+    check("| 0 | 2e-07 / 4e-08 |" in out and "Data: `plots/data/test-gpu/ch09_x.accuracy.json`." in out,
+          f"accuracy marker: its file under plots/data/<gpu>/; got:\n{out}")
+    check(sorted(load.load_all(d)["test-gpu"]) == ["ch03_old", "ch04_new"],
+          "load_all: chapter JSON only, side files (<chapter>.<what>.json) left out")
+
 # fmt_peers: ours 1000 at 32 columns (peer 990: ours ahead), 2000 at 64 (peer 2020: 1% under).
-ours = data([result("softmax", "production", "f32", 32, 1000, 1.5), result("softmax", "production", "f32", 64, 2000, 2.5)])
+ours = data([result("softmax", "production", "f32", 32, 1000, 1.5),
+             result("softmax", "production", "f32", 64, 2000, 2.5)])
 peer = data([result("softmax", "cudnn", "f32", 32, 990, 0.5), result("softmax", "cudnn", "f32", 64, 2020, 0.7)])
-table = plot.fmt_peers({"ch12_test": ours}, {"cudnn": peer}, "ch12_test", "softmax", 49152, "production")
+table = peer_tables.fmt_peers({"ch12_test": ours}, {"cudnn": peer}, "ch12_test", "softmax", 49152, "production")
 check("| 32 | 1000 **>=** | 990 |" in table, "fmt_peers: a point above its peer is marked **>=**")
 check("| 64 | 2000 (below) | 2020 |" in table, "fmt_peers: a point under its peer is marked (below)")
 check("f32 at 64: -1.0% against cudnn (spread 2.5% ours, 0.7% cudnn's)" in table,
       "fmt_peers: the point under a peer is listed with its gap and both spreads")
 check("f32 at 32:" not in table, "fmt_peers: a point above its peer is not listed as under")
 level = data([result("softmax", "cudnn", "f32", 32, 1000, 0.5), result("softmax", "cudnn", "f32", 64, 1900, 0.7)])
-table = plot.fmt_peers({"ch12_test": ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
+table = peer_tables.fmt_peers({"ch12_test": ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
 check("Under a peer" not in table, "fmt_peers: no 'Under a peer' line when every point is at or above (a tie counts)")
 check("The sides timed different values" not in table and "same values: not recorded" in table,
       "fmt_peers: sides that both lack input_fill are the same (not recorded)")
 # fmt_peers names the values each side timed, and says so loudly when they differ.
 ours["context"]["input_fill"] = "normal: every input normal(0, 1)"
 level["context"]["input_fill"] = "normal: every input normal(0, 1)"
-table = plot.fmt_peers({"ch12_test": ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
+table = peer_tables.fmt_peers({"ch12_test": ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
 check("Every side timed the same values: normal" in table, "fmt_peers: equal input fills are named once")
 level["context"]["input_fill"] = "outliers: first input normal(0, 1), about 1 value in 61 x 20"
-table = plot.fmt_peers({"ch12_test": ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
+table = peer_tables.fmt_peers({"ch12_test": ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
 check("**The sides timed different values** (`input_fill`: ours normal; cudnn outliers)" in table,
       "fmt_peers: different input fills are flagged under the table")
-check(plot.input_fill({"input_fill": "first input: normal(0, 1), about 1 value in 61 x 20"}) == "outliers"
-      and plot.input_fill({}) == "not recorded", "input_fill: early stamps read as outliers, none as not recorded")
+check(peer_tables.input_fill({"input_fill": "first input: normal(0, 1), about 1 value in 61 x 20"}) == "outliers"
+      and peer_tables.input_fill({}) == "not recorded",
+      "input_fill: early stamps read as outliers, none as not recorded")
 check("Scattered" not in table, "fmt_peers: no 'Scattered' line when every spread is small")
 # fmt_peers names the results whose launches scattered (spread over NOISY_SPREAD), on either side.
 noisy_peer = data([result("softmax", "cudnn", "f32", 32, 190, 79.1), result("softmax", "cudnn", "f32", 64, 1900, 25.0)])
-table = plot.fmt_peers({"ch12_test": ours}, {"cudnn": noisy_peer}, "ch12_test", "softmax", 49152, "production")
+table = peer_tables.fmt_peers({"ch12_test": ours}, {"cudnn": noisy_peer}, "ch12_test", "softmax", 49152, "production")
 check("Scattered in this run (spread over 25%" in table and "cudnn f32 at 32 (79%)" in table
       and "at 64 (" not in table, "fmt_peers: a peer's spread over 25% is flagged, one of exactly 25% is not")
-noisy_ours = data([result("softmax", "production", "f32", 32, 1000, 30.0), result("softmax", "production", "f32", 64, 2000, 2.5)])
-table = plot.fmt_peers({"ch12_test": noisy_ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
+noisy_ours = data([result("softmax", "production", "f32", 32, 1000, 30.0),
+                   result("softmax", "production", "f32", 64, 2000, 2.5)])
+table = peer_tables.fmt_peers({"ch12_test": noisy_ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
 check("ours f32 at 32 (30%)" in table and "cudnn f32" not in table, "fmt_peers: our own disturbed point is flagged too")
 
 # fmt_twins: production against the forced path the dispatch chose.
@@ -102,45 +237,15 @@ with tempfile.TemporaryDirectory() as d:
     p = os.path.join(d, "paths.json")
     with open(p, "w") as f:
         json.dump(paths, f)
-    table = plot.fmt_twins(ch, p)
+    table = peer_tables.fmt_twins(ch, p)
     # pairs: softmax 32 (+1.0%), softmax 64 (-2.0%), softmax 128 (tile, +1.0%), log_softmax 32 (follows
     # softmax's path: 0.0%)
     check("| f32 | 4 | 1.0% | -2.0% (softmax, 49152 x 64, block_regs) |" in table,
           f"fmt_twins: four pairs, median |difference| 1.0%, largest -2.0% at the block_regs pair; got:\n{table}")
     try:
-        plot.fmt_twins(data([result("softmax", "production", "f32", 4096, 3000, 1)]), p)
+        peer_tables.fmt_twins(data([result("softmax", "production", "f32", 4096, 3000, 1)]), p)
         check(False, "fmt_twins: data with no twin pair is refused")
-    except plot.DataError:
-        pass
-
-# fmt_rounds: three rounds; ours 95 (a tie), 90, 120 against a peer at 95 (round 3's peer file cut
-# short, so round 3 does not count).
-with tempfile.TemporaryDirectory() as d:
-    def bench(who, r, kernel, gbps):
-        with open(os.path.join(d, f"{who}_r{r}.json"), "w") as f:
-            json.dump({"context": {"git_commit": "abc1234def"}, "benchmarks": [
-                {"name": f"softmax/{kernel}/f32/rows:49152/cols:256/iterations:25", "bytes_per_second": gbps * 1e9}]}, f)
-    for r, g in ((1, 95), (2, 90), (3, 120)):
-        bench("ours", r, "production", g)
-    bench("peer", 1, "cudnn", 95)
-    bench("peer", 2, "cudnn", 95)
-    with open(os.path.join(d, "peer_r3.json"), "w") as f:
-        f.write("{")
-    table = plot.fmt_rounds(d, {"ours": ("peer",)})
-    check("| ours | softmax/f32/rows:49152/cols:256 | 2 | 92 | peer 95 | -2.6% | 1 of 2 |" in table,
-          f"fmt_rounds: two usable rounds, median 92.5 against 95, at or above in one (the tie); got:\n{table}")
-    check("| ours | softmax" not in plot.fmt_rounds(d, {"ours": ("peer",)}, "cols:512"),
-          "fmt_rounds: match keeps only the points containing it")
-    # A side file whose name holds "_r" (an experiment's paths_regs16.json) is not a round: the
-    # caption lists the rounds' commits only.
-    with open(os.path.join(d, "paths_regs16.json"), "w") as f:
-        json.dump({"paths": []}, f)
-    table = plot.fmt_rounds(d, {"ours": ("peer",)})
-    check("commits abc1234." in table, f"fmt_rounds: the caption names the rounds' commit alone; got:\n{table}")
-    try:
-        plot.fmt_rounds(d, {"ours": ("nobody",)})
-        check(False, "fmt_rounds: a group with no common round is refused")
-    except plot.DataError:
+    except DataError:
         pass
 
 # short_kernel_name: chapter 12's tile kernels (no Load<T> among their template arguments) are
@@ -151,37 +256,7 @@ for full, short in (("void ch12::softmax_backward_tile_kernel<float, 4, 4, 8, 2,
                     ("void ch12::softmax_tile_kernel<__half, ch12::DirectStore<__half>, 8, 8, 4, 1, 512>("
                      "ch12::DirectLoad<__half>, ch12::DirectStore<__half>, long, long, bool)",
                      "softmax_tile_kernel<f16, 8, 8, 4, 1, 512>")):
-    check(plot.short_kernel_name(full) == short, f"short_kernel_name: {short}, got {plot.short_kernel_name(full)}")
-
-# fmt_rounds with rounds timed in parts (a process per shape: <who>_r<N>.<part>.json): each
-# round is the union of its parts, and every part's points appear.
-with tempfile.TemporaryDirectory() as d:
-    for who, r, part, cols, gbps in (("tile", 1, "f32_24", 24, 110), ("tile", 1, "f32_48", 48, 90),
-                                     ("warp", 1, "f32_24", 24, 100), ("warp", 1, "f32_48", 48, 100),
-                                     ("tile", 2, "f32_24", 24, 120), ("warp", 2, "f32_24", 24, 100)):
-        with open(os.path.join(d, f"{who}_r{r}.{part}.json"), "w") as f:
-            json.dump({"context": {"git_commit": "abc1234"}, "benchmarks": [
-                {"name": f"softmax_backward/{who}/f32/rows:49152/cols:{cols}/iterations:25",
-                 "bytes_per_second": gbps * 1e9}]}, f)
-    table = plot.fmt_rounds(d, {"tile": ("warp",)})
-    check("| tile | softmax_backward/f32/rows:49152/cols:24 | 2 | 115 | warp 100 | +15.0% | 2 of 2 |" in table and
-          "| tile | softmax_backward/f32/rows:49152/cols:48 | 1 | 90 | warp 100 | -10.0% | 0 of 1 |" in table,
-          f"fmt_rounds: a round's parts are merged, each point over the rounds that have it; got:\n{table}")
-
-# fmt_rounds with a kernel: round files that time two kernels of one point (one binary's dispatch
-# beside a forced path) compare the named kernel only.
-with tempfile.TemporaryDirectory() as d:
-    for who, gbps in (("knob", 100), ("base", 95)):
-        with open(os.path.join(d, f"{who}_r1.json"), "w") as f:
-            json.dump({"context": {"git_commit": "abc1234"}, "benchmarks": [
-                {"name": f"softmax/{k}/f16/rows:49152/cols:4096/iterations:25", "bytes_per_second": g * 1e9}
-                for k, g in (("production", gbps), ("smem", 90))]}, f)
-    table = plot.fmt_rounds(d, {"knob": ("base",)}, kernel="production")
-    check("| knob | softmax/f16/rows:49152/cols:4096 | 1 | 100 | base 95 | +5.3% | 1 of 1 |" in table,
-          f"fmt_rounds: kernel= keeps the production benchmarks, not the forced path's; got:\n{table}")
-    text = "<!-- rounds DIR knob:base kernel=production -->\n<!-- /rounds -->"
-    check(plot.ROUNDS_RE.search(text) and plot.ROUNDS_RE.search(text)["kernel"] == "production",
-          "ROUNDS_RE: a marker's kernel= option is read")
+    check(ncu.short_kernel_name(full) == short, f"short_kernel_name: {short}, got {ncu.short_kernel_name(full)}")
 
 # fmt_profile: a profile's own "# how" line replaces the caption's default, and a metric the
 # profile did not collect (here the bank conflicts) shows as "-", not as nan or 0.
@@ -194,7 +269,7 @@ with tempfile.TemporaryDirectory() as d:
             f.write("# shape: rows=4 cols=8\n" + (f"# how: {how}\n" if how else ""))
             f.write(",".join(f'"{h}"' for h in head) + "\n" + ",".join('""' for _ in head) + "\n")
             f.write('"0","void k<float>(float *)","1,000","2,000,000","1,000,000","12","128","64"\n')
-        return plot.fmt_profile(plot.load_profile(path), "x")
+        return profile_tables.fmt_profile(ncu.load_profile(path), "x")
     table = profile("ncu on a peer, clocks not locked")
     check("Nsight Compute (ncu on a peer, clocks not locked), 4 x 8" in table,
           f"fmt_profile: the file's how line names how it ran; got:\n{table}")
@@ -217,7 +292,7 @@ with tempfile.TemporaryDirectory() as d:
                 f.write(",".join(f'"{h}"' for h in head) + "\n" + ",".join('""' for _ in head) + "\n")
                 f.write(f'"0","void k<float>(float *)","2,000","{grid}","128",'
                         + (f'"{lo}","95,500","120,000"' if cycles else '"","",""') + "\n")
-        return plot.fmt_balance(plot.load_profile(path), "x")
+        return profile_tables.fmt_balance(ncu.load_profile(path), "x")
     table = balance("one shot; looping")
     check("| `k<f32>` | one shot | 96 x 128 |" in table and "| 2.0 |" in table and "| 90.0 | 95.5 | 120.0 |" in table,
           f"fmt_balance: first run labelled, its cycles in thousands; got:\n{table}")
@@ -227,31 +302,33 @@ with tempfile.TemporaryDirectory() as d:
         try:
             balance(*bad)
             check(False, f"fmt_balance: refused without labels or cycle metrics ({bad})")
-        except plot.DataError:
+        except DataError:
             pass
 
-# fmt_positions: a process that ran one benchmark three times (as --benchmark_repetitions does),
-# with its aggregate rows, in three rounds: 120, 100, 100 / 110, 90, 95 / 130, 80, 99.
-with tempfile.TemporaryDirectory() as d:
-    for r, vals in ((1, (120, 100, 100)), (2, (110, 90, 95)), (3, (130, 80, 99))):
-        runs = [{"name": "gelu/pack/f32/rows:1/cols:1048576/iterations:25/repeats:3/manual_time",
-                 "run_type": "iteration", "bytes_per_second": v * 1e9} for v in vals]
-        runs.append({"name": "gelu/pack/f32/rows:1/cols:1048576/iterations:25/repeats:3/manual_time_mean",
-                     "run_type": "aggregate", "bytes_per_second": 1e12})
-        with open(os.path.join(d, f"rep_r{r}.json"), "w") as f:
-            json.dump({"context": {"git_commit": "abc1234def"}, "benchmarks": runs}, f)
-    table = plot.fmt_positions(d)
-    check("| rep | 1 | gelu/pack/f32/rows:1/cols:1048576 | 120 | 110-130 | 3 |" in table and
-          "| rep | 2 | gelu/pack/f32/rows:1/cols:1048576 | 90 | 80-100 | 3 |" in table and
-          "| rep | 3 | gelu/pack/f32/rows:1/cols:1048576 | 99 | 95-100 | 3 |" in table and "| rep | 4 |" not in table,
-          f"fmt_positions: each repetition its own place, medians over rounds, aggregates left out; got:\n{table}")
-    check("commits abc1234." in table, f"fmt_positions: the caption names the commit; got:\n{table}")
-    check(plot.fmt_positions(d, "rep") == table, "fmt_positions: match= on the process keeps its rows")
-    try:
-        plot.fmt_positions(d, "nothing")
-        check(False, "fmt_positions: a folder where nothing matches is refused")
-    except plot.DataError:
-        pass
+# Figures (matplotlib): a chapter drawn against the previous chapter and the copy of the same
+# bytes (or the copy line), and the progression; the previous-chapter table names earlier chapters.
+try:
+    from plotting import figures, style
+except ImportError as e:
+    print(f"figure checks skipped: {e} (scripts/install-deps.sh plots installs matplotlib)")
+else:
+    check(all(all(p < n for p in prev) for n, prev in style.PREVIOUS.items()),
+          "PREVIOUS: each chapter is compared with earlier chapters only")
+    check(not style.PEER_CHAPTERS & set(style.PREVIOUS) - {12}, "chapters 09 and 11 are compared with the peers")
+    with tempfile.TemporaryDirectory() as d:
+        gpu_dir = os.path.join(d, "test-gpu")
+        os.makedirs(gpu_dir)
+        chapters = {"ch03_warp": load.load_chapter(write_chapter(gpu_dir, "ch03_warp", SWEEP)),
+                    "ch04_pack": load.load_chapter(write_chapter(gpu_dir, "ch04_pack", SWEEP, matched=True))}
+        check(figures.previous_label(chapters, style.PREVIOUS[4], "softmax", "f32", 49152)[0]
+              == "ch03 best kernel at each shape (the previous step)", "previous_label: the earlier chapter's best")
+        check(figures.panel_rows(chapters["ch04_pack"]) == [("softmax", 49152)], "panel_rows: the main op first")
+        for ch in chapters.values():
+            figures.chapter_figure(ch, "Test GPU", os.path.join(d, "out"), chapters, {})
+        figures.progression_figure(chapters, "Test GPU", os.path.join(d, "out"))
+        made = sorted(os.listdir(os.path.join(d, "out")))
+        check(made == ["ch03_warp.png", "ch03_warp.svg", "ch04_pack.png", "ch04_pack.svg", "progression.png",
+                       "progression.svg"], f"figures: every chapter and the progression, png and svg; got {made}")
 
 if failures:
     print(f"{len(failures)} check(s) failed")
