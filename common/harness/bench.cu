@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <memory>
 
 #include "harness/bench.h"
@@ -77,10 +76,13 @@ int failed_benchmarks = 0;
 
 // The copy of the same bytes: a cudaMemcpyAsync of half the bytes an operation moves reads and
 // writes its bytes. It is the ceiling at that size (a copy of 100 MB reads a few percent less than
-// one of 4 GB), timed as the kernels are, once per size in the process. The size is rounded down to
-// whole 4 KB: the driver's copy of a size that is not (LayerNorm's, with its per-row statistics)
-// took a few microseconds more on the H100, 3.4 us at 6.5 MB and 37 us at 3.3 MB, a ceiling below
-// what kernels reach. Bandwidth is counted on the bytes actually copied.
+// one of 4 GB). Each benchmark times it in turn with its kernel, launch for launch, so that whatever
+// disturbs the GPU during a benchmark disturbs both: timed once per size and reused, a single
+// disturbed measurement moved the ceiling of every benchmark of that size (on the H100, 3 of about
+// 60 sizes read 8-19% low). The size is rounded down to whole 4 KB: the driver's copy of a size that
+// is not (LayerNorm's, with its per-row statistics) took a few microseconds more on the H100, 3.4 us
+// at 6.5 MB and 37 us at 3.3 MB, a ceiling below what kernels reach. Bandwidth is counted on the
+// bytes actually copied.
 size_t matched_copy_bytes(double bytes_moved) {
   const size_t n = size_t(bytes_moved / 2);
   return n >= 4096 ? n / 4096 * 4096 : n;
@@ -94,37 +96,12 @@ struct Context {
   double copy_bps;
   int iterations;
   bool outliers;  // --input-fill outliers
-  std::map<size_t, double> matched_bps;  // bytes copied -> bytes read + written per second
 };
-
-// The copy of the same bytes, from the start of the arena (where the benchmark's tensors then go),
-// timed by the same method as the kernels: L2 flushed before each launch, one event pair per launch,
-// warm-up, the median.
-double matched_copy_bandwidth(double bytes_moved, Context& ctx) {
-  const size_t n = matched_copy_bytes(bytes_moved);
-  if (n == 0) return 0;
-  auto it = ctx.matched_bps.find(n);
-  if (it != ctx.matched_bps.end()) return it->second;
-  Arena& arena = *ctx.arena;
-  arena.reserve(matched_copy_arena_bytes(bytes_moved));
-  arena.reset();
-  void* src = arena.take(n);
-  void* dst = arena.take(n);
-  CUDA_CHECK(cudaMemsetAsync(src, 1, n, ctx.stream));
-  auto copy = [&] { CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, ctx.stream)); };
-  EventPair ev;
-  ev.warm_up(copy, *ctx.l2, ctx.stream);
-  std::vector<double> t;
-  for (int i = 0; i < ctx.iterations; ++i) t.push_back(ev.time(copy, *ctx.l2, ctx.stream));
-  arena.reset();
-  return ctx.matched_bps[n] = 2.0 * double(n) / summarize(t).median;
-}
 
 void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int64_t cols, int64_t offset,
                    Context& ctx) {
   try {
     const double bytes = double(bytes_moved(v.op, rows, cols, v.dtype));
-    const double matched_bps = matched_copy_bandwidth(bytes, ctx);  // before the tensors are filled
     // Every tensor of the operation, at `offset` elements into its own buffer, each input from its
     // own seed with normal(0, 1) values (LayerNorm's gamma + 1); with --input-fill outliers, x has
     // the suite's outliers (about 1 value in 61 x 20). Which values matters at a few MB per tensor,
@@ -133,7 +110,7 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
     const OpSpec& spec = op_spec(v.op);
     const bool in_place = op_in_place(v.op);  // ReduceScale: y is x
     Arena& arena = *ctx.arena;
-    arena.reserve(arena_bytes(v, rows, cols, offset));
+    arena.reserve(arena_bytes(v, rows, cols, offset) + matched_copy_arena_bytes(bytes));
     arena.reset();
     auto view = [&](Extent e, Elem elem) {
       char* p = static_cast<char*>(arena.take(tensor_bytes(v, e, elem, rows, cols, offset)));
@@ -163,16 +140,26 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
     }
     a.workspace = ws;
     a.workspace_bytes = ws_bytes;
+    // The copy of the same bytes, in the arena after the tensors.
+    const size_t copy_n = matched_copy_bytes(bytes);
+    void* copy_src = arena.take(copy_n);
+    void* copy_dst = arena.take(copy_n);
+    if (copy_n > 0) CUDA_CHECK(cudaMemsetAsync(copy_src, 1, copy_n, ctx.stream));
     auto launch = [&] { v.launch(a, ctx.stream); };
+    auto copy = [&] {
+      if (copy_n > 0) CUDA_CHECK(cudaMemcpyAsync(copy_dst, copy_src, copy_n, cudaMemcpyDeviceToDevice, ctx.stream));
+    };
     EventPair ev;
-    ev.warm_up(launch, *ctx.l2, ctx.stream);
-    std::vector<double> samples;
-    for (auto _ : state) {
+    ev.warm_up(launch, copy, *ctx.l2, ctx.stream);
+    std::vector<double> samples, copy_samples;
+    for (auto _ : state) {  // the kernel and the copy in turn, each flushed and timed alone
       samples.push_back(ev.time(launch, *ctx.l2, ctx.stream));
       state.SetIterationTime(samples.back());
+      copy_samples.push_back(ev.time(copy, *ctx.l2, ctx.stream));
     }
     TimingStats t = summarize(samples);
     const double bps = bytes / t.median;
+    const double matched_bps = copy_n > 0 ? 2.0 * double(copy_n) / summarize(copy_samples).median : 0.0;
     using C = benchmark::Counter;
     state.counters["bytes_per_second"] = C(bps, C::kDefaults, C::kIs1000);
     state.counters["pct_of_copy"] = C(100.0 * bps / ctx.copy_bps);
@@ -226,7 +213,7 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   double copy_bps = measure_copy_bandwidth(*l2, s, &copy_bytes);
   static Arena arena;
   static Context ctx;
-  ctx = {&arena, l2.get(), s, copy_bps, opt.quick ? kQuickIterations : kIterations, opt.outliers, {}};
+  ctx = {&arena, l2.get(), s, copy_bps, opt.quick ? kQuickIterations : kIterations, opt.outliers};
   size_t arena_size = 0;
 
   std::vector<Sweep> sweeps = opt.quick ? std::vector<Sweep>{quick_sweep()} : ch.sweeps();
@@ -242,7 +229,8 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
         for (int64_t cols : sw.cols) {
           if (v.limits.max_cols > 0 && cols > v.limits.max_cols) continue;  // the chapter narrows
           std::string name = v.name() + "/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols);
-          double need = double(bytes_moved(v.op, rows, cols, v.dtype)) +
+          // The tensors, the workspace and the copy of the same bytes (bytes_moved once more).
+          double need = 2.0 * double(bytes_moved(v.op, rows, cols, v.dtype)) +
                         double(v.workspace ? v.workspace(rows, cols, v.dtype) : 0) + 256e6 + 64.0 * opt.offset;
           if (need > double(free_b)) {
             std::fprintf(stderr, "note: skipping %s: needs %s of GPU memory, %s free\n", name.c_str(),
@@ -250,8 +238,8 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
             ++skipped;
             continue;
           }
-          arena_size = std::max({arena_size, arena_bytes(v, rows, cols, opt.offset),
-                                 matched_copy_arena_bytes(double(bytes_moved(v.op, rows, cols, v.dtype)))});
+          arena_size = std::max(arena_size, arena_bytes(v, rows, cols, opt.offset) +
+                                                matched_copy_arena_bytes(double(bytes_moved(v.op, rows, cols, v.dtype))));
           const Variant* vp = &v;
           const int64_t off = opt.offset;
           benchmark::RegisterBenchmark(
@@ -294,8 +282,8 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
                                                  ", bytes read + written, median of " + std::to_string(kIterations));
   benchmark::AddCustomContext("matched_copy_method",
                               "cudaMemcpyAsync device-to-device of half the bytes each benchmark moves (its bytes read "
-                              "+ written), rounded down to whole 4 KB, from the start of the tensor arena, timed by "
-                              "the same method once per size");
+                              "+ written), rounded down to whole 4 KB, in the tensor arena after the benchmark's "
+                              "tensors, timed by the same method in turn with each launch of the kernel");
   benchmark::AddCustomContext("tensor_memory", "one arena of " + human_bytes(double(arena_size)) +
                                                   ", allocated once; each benchmark's tensors from its start, "
                                                   "at 2 MB boundaries");

@@ -68,10 +68,19 @@ class EventPair {
   // warmup_seconds() of wall time.
   template <typename F>
   void warm_up(F&& launch, L2Flusher& l2, cudaStream_t s) {
+    warm_up(launch, [] {}, l2, s);
+  }
+
+  // The same for two launches timed in turn (a kernel and its copy of the same bytes): each at
+  // least kWarmup times, alternately, for at least warmup_seconds() in all.
+  template <typename F, typename G>
+  void warm_up(F&& first, G&& second, L2Flusher& l2, cudaStream_t s) {
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
-    for (int i = 0; i < kWarmup || std::chrono::duration<double>(clock::now() - t0).count() < warmup_seconds(); ++i)
-      time(launch, l2, s);
+    for (int i = 0; i < kWarmup || std::chrono::duration<double>(clock::now() - t0).count() < warmup_seconds(); ++i) {
+      time(first, l2, s);
+      time(second, l2, s);
+    }
   }
 
  private:
