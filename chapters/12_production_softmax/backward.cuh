@@ -15,7 +15,11 @@
 #include <cstdint>
 
 #include "blocks/warp.cuh"
-#include "kernels.cuh"
+#include "paths_block_regs.cuh"
+#include "paths_cluster.cuh"
+#include "paths_common.cuh"
+#include "paths_tile.cuh"
+#include "paths_warp.cuh"
 
 namespace ch12 {
 

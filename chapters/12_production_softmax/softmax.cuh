@@ -15,7 +15,7 @@
 
 namespace ch12 {
 
-/// The six ways a row is processed (kernels.cuh). `automatic` lets the dispatch choose.
+/// The six ways a row is processed (paths_*.cuh). `automatic` lets the dispatch choose.
 enum class Path { automatic, warp, block_regs, smem, uncached, cluster, tile };
 
 /// "warp", "block_regs", "smem", "uncached", "cluster", "tile" or "automatic".
@@ -51,7 +51,7 @@ template <typename T, int kMinPacks>
 void softmax_warp_min_packs(const course::Args& a, cudaStream_t stream);
 
 /// Columns each lane of the warp path holds: 32 for fp32 (rows of 1024), 96 for f16/bf16 (rows
-/// of 3072). Past 32 per lane a 16-bit row is held in its storage type (RowRegs in kernels.cuh),
+/// of 3072). Past 32 per lane a 16-bit row is held in its storage type (RowRegs in paths_warp.cuh),
 /// so a lane's 96 columns cost the registers of 48 floats; the lesson measures the warp path
 /// against the shared-memory path on 16-bit rows of 1024-3072 columns.
 template <typename T>
@@ -63,27 +63,27 @@ template <typename T>
 constexpr int64_t kWarpMaxCols = 32 * kWarpColsPerLane<T>;
 
 /// The backward takes the block-registers path (with rows enough) from rows whose y and dy hold
-/// this many bytes together: fp32 rows of 512 columns, 16-bit rows of 1024 (dispatch.cuh,
+/// this many bytes together: fp32 rows of 512 columns, 16-bit rows of 1024 (paths_block_regs.cuh,
 /// block_regs_rule).
 constexpr int64_t kBlockRegsBackwardMinBytes = 4 * 1024;
 
 /// The forward takes the block-registers path (with rows enough) for rows of more than
 /// kBlockRegsForwardMinBytes and under kBlockRegsForwardEndBytes of x: fp32 rows of 1025-4095
-/// columns, 16-bit rows of 2049-8191 (dispatch.cuh, block_regs_rule).
+/// columns, 16-bit rows of 2049-8191 (paths_block_regs.cuh, block_regs_rule).
 constexpr int64_t kBlockRegsForwardMinBytes = 4 * 1024;
 constexpr int64_t kBlockRegsForwardEndBytes = 16 * 1024;
 
-/// The forward's tile path (kernels.cuh, softmax_tile_kernel) takes rows of more than
+/// The forward's tile path (paths_tile.cuh, softmax_tile_kernel) takes rows of more than
 /// kTileMinRowBytes and at most kTileMaxRowBytes where the warp path would, with 16-byte packs, on
 /// GPUs with the bulk copy (sm_90 and later): fp32 rows of 17-64 columns, 16-bit rows of 33-128
-/// (dispatch.cuh, tile_rule). Forced, the path takes any row up to kTileMaxRowBytes.
+/// (paths_tile.cuh, tile_rule). Forced, the path takes any row up to kTileMaxRowBytes.
 constexpr int64_t kTileMinRowBytes = 64;
 constexpr int64_t kTileMaxRowBytes = 256;
 
-/// The backward takes the tile path (kernels.cuh's tile layout, backward.cuh,
+/// The backward takes the tile path (paths_tile.cuh's tile layout, backward.cuh,
 /// softmax_backward_tile_kernel) for packed rows of more than kBackwardTileMinCols and at most
 /// kBackwardTileEndCols columns where its warp path would, on GPUs with the bulk copy, in every
-/// dtype (dispatch.cuh, backward_tile_rule). Forced, its tile path takes any row up to
+/// dtype (paths_tile.cuh, backward_tile_rule). Forced, its tile path takes any row up to
 /// kBackwardTileMaxRowBytes.
 constexpr int64_t kBackwardTileMinCols = 16;
 constexpr int64_t kBackwardTileEndCols = 128;
@@ -113,7 +113,7 @@ template <typename T>
 int64_t backward_cluster_max_cols();
 
 /// Rows from which the warp path gives each group of lanes two rows of `cols` columns stored as T
-/// (the forward's group shape, or the backward's): the half-wave line of dispatch.cuh. 0 where a
+/// (the forward's group shape, or the backward's): the half-wave line of paths_warp.cuh. 0 where a
 /// group takes one row at any number of rows, or without a GPU.
 template <typename T>
 int64_t warp_two_rows_min(int64_t cols, bool backward);
@@ -128,7 +128,7 @@ bool cluster_path_available();
 
 /// Threads per block the block-registers path takes for a row of `cols` columns stored as T, with
 /// 16-byte packs, for `op` (the forward's kernel for any forward op); 0 where it holds no such row
-/// or without a GPU. The dispatch's choice from the kernels' occupancy (dispatch.cuh).
+/// or without a GPU. The dispatch's choice from the kernels' occupancy (paths_block_regs.cuh).
 template <typename T>
 int block_regs_threads(course::Op op, int64_t cols);
 

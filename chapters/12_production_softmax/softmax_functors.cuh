@@ -29,7 +29,7 @@ constexpr int kPiece = kPack * int(sizeof(T)) > 16 ? int(16 / sizeof(T)) : kPack
 /// loaded (`Fetched`, the storage type); convert() does the arithmetic. A kernel that holds a
 /// row in registers holds it fetched: half the registers of fp32 for a 16-bit row.
 /// kReadOnly takes the read-only data path (course::load_pack_ro), for a kernel whose input no
-/// thread writes while it may still be read (kernels.cuh says which do, and why).
+/// thread writes while it may still be read (the kernels in paths_*.cuh say which do, and why).
 template <typename T>
 struct DirectLoad {
   using Cache = T;
@@ -65,7 +65,7 @@ struct DirectLoad {
 
 /// Writes kPack floats to row `row` from column `col`, rounded to the storage type.
 /// kFastExp: the kernels may compute this output's exponentials with the hardware's
-/// approximation (kernels.cuh, row_exp): true for 16-bit output, whose rounding hides its error.
+/// approximation (paths_common.cuh, row_exp): true for 16-bit output, whose rounding hides its error.
 template <typename T>
 struct DirectStore {
   static constexpr bool kFastExp = sizeof(T) < sizeof(float);

@@ -1,0 +1,139 @@
+/// @file paths_smem.cuh
+/// @brief Chapter 12's shared-memory path: a block per row, the row in shared memory in its
+/// narrowest exact type (chapter 06). Its kernel, the occupancy rule's floor of packs per thread,
+/// and the launch with its choice of cache type. The backward's kernel is in backward.cuh, its
+/// launch in backward_launch.cuh.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+#include "blocks/occupancy.cuh"
+#include "harness/errors.h"
+#include "paths_common.cuh"
+
+namespace ch12 {
+
+/// [smem_kernel]
+/// A block per row (grid-stride over rows), the row cached in shared memory as C: read once from
+/// global memory, then twice from shared memory (sum, write). C is Load::Cache (the storage type
+/// for a plain load: half the shared memory of fp32 for 16-bit rows) or float. With a float cache
+/// the softmax writes each exponential back in the sum pass (chapter 06), so the write pass only
+/// multiplies; with a narrower cache it computes the exponential again. Each thread revisits only
+/// its own packs, so the only barriers are the two reductions'. The launch bound asks for 1536
+/// resident threads (at most 40 registers), measured to spill nothing where 2048 (32) spills.
+/// The row is read through the read-only data path (x must not overlap y), each element once,
+/// into shared memory. Measured on the H100 (same-session A/B, not kept as data): fp32 at 16384
+/// columns +0.8%; the warp kernel with the same change lost up to 1% at 512 columns, so it keeps
+/// plain loads.
+template <typename C, typename Load, typename Store, int kPack, int kBlock>
+__global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
+    softmax_smem_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+  constexpr bool kKeepExp = std::is_same_v<C, float>;  // the cache holds the exponentials exactly
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int num_packs = int(cols / kPack);  // a row in shared memory: 32-bit indices (fewer registers)
+  const RowCache<C, kPack> cache{reinterpret_cast<C*>(smem), num_packs};
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    float m = -INFINITY;
+    // A 16-bit row cached as fp32 loads one pack at a time: two would spill at 40 registers, and
+    // four at 64 registers (fewer blocks) measured slower from 3072 to 16384 columns.
+    constexpr int kUnroll = kKeepExp && kPack >= 8 ? 1 : (kPack >= 8 ? 2 : 4);
+    for_each_pack<kBlock, kPack, kUnroll, true>(load, row, 0, num_packs, [&](int64_t p, const float* v) {
+      cache.put(int(p), v);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
+    });
+    m = block_allreduce<kBlock>(m, Max{}, -INFINITY);
+    const bool keep_exp = kKeepExp && !log;
+    float s = 0;
+#pragma unroll 1  // one pack at a time: unrolling costs registers, and occupancy is what hides latency here
+    for (int p = threadIdx.x; p < num_packs; p += kBlock) {
+      float v[kPack];
+      cache.get(p, v);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) {
+        const float e = row_exp<Store::kFastExp>(v[j] - m);
+        s += e;
+        v[j] = e;
+      }
+      if (keep_exp) cache.put(p, v);
+    }
+    const float k = row_constant(block_allreduce<kBlock>(s, Sum{}, 0.0f), log);
+#pragma unroll 1
+    for (int p = threadIdx.x; p < num_packs; p += kBlock) {
+      float v[kPack];
+      cache.get(p, v);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) v[j] = keep_exp ? v[j] * k : finish<Store::kFastExp>(v[j], m, k, log);
+      store.template store<kPack>(v, row, int64_t(p) * kPack);
+    }
+  }
+}
+/// [smem_kernel]
+
+namespace detail {
+
+/// [smem_min_packs]
+/// The occupancy rule's floor of packs per thread on the shared-memory paths (below it a block
+/// size is not a candidate). Chapter 06 asked for four. With a block per row (row_blocks), two
+/// were faster for the fp32 forward (up to 0.8% at 2048-6144 columns) and for both backward ops
+/// (up to 1.3% at 4096-16384 columns, in every dtype), and level elsewhere; the 16-bit softmax
+/// lost 5-18% at 4096-12288 columns with two, and the 16-bit forward keeps four.
+/// Same-session A/B on the H100, 2026-11.
+template <int kPack>
+constexpr int kSmemMinPacks = kPack >= 8 ? 4 : 2;
+constexpr int kBackwardMinPacks = 2;
+/// [smem_min_packs]
+
+/// [smem_launch]
+// Chapter 06's rule for the block size (occupancy.cuh): the most resident threads for this
+// row's shared memory, at least kSmemMinPacks packs per thread. The cache type: fp32 (one
+// exponential per element, one pack in flight per thread) unless the narrower Load::Cache keeps
+// more threads resident, or the row is at most two packs per thread of a 128-thread block: the
+// narrow cache's two packs in flight then read the row in one round trip, which outweighs the
+// second exponential (a tuning run on the H100 with CH12_SMEM_CACHE=narrow|wide, not kept as data: fp16
+// at 1536 columns 2.48 against 2.19 TB/s narrow; at 16384, 2.86 against 3.01 TB/s wide).
+// Log-softmax always takes the narrow cache: it keeps no exponential, so the fp32 cache buys
+// nothing (measured the same way: 16-bit at 3072 columns 2.85-2.89 against 2.76-2.79 TB/s).
+template <typename C, int kPack, typename Load, typename Store>
+auto smem_kernel_for() {
+  return [](auto block) { return softmax_smem_kernel<C, Load, Store, kPack, decltype(block)::value>; };
+}
+
+template <typename C, int kPack, typename Load, typename Store>
+void launch_smem_as(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  const size_t smem = cache_bytes<C>(cols);
+  auto kernel_for = smem_kernel_for<C, kPack, Load, Store>();
+  course::with_occupancy_block(cols / kPack, kSmemMinPacks<kPack>, smem, kernel_for, [&](auto block) {
+    constexpr int kBlock = decltype(block)::value;
+    kernel_for(block)<<<row_blocks(rows), kBlock, smem, stream>>>(load, store, rows, cols, log);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+template <int kPack, typename Load, typename Store>
+void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  using C = typename Load::Cache;
+  if constexpr (!std::is_same_v<C, float>) {
+    const int64_t packs = cols / kPack;
+    const bool fits = cols <= cols_in_smem<float>(1);
+    const int wide = fits ? course::occupancy_best_threads(packs, kSmemMinPacks<kPack>, cache_bytes<float>(cols),
+                                                           smem_kernel_for<float, kPack, Load, Store>())
+                          : 0;
+    const int narrow = course::occupancy_best_threads(packs, kSmemMinPacks<kPack>, cache_bytes<C>(cols),
+                                                      smem_kernel_for<C, kPack, Load, Store>());
+    static const std::string forced = std::getenv("CH12_SMEM_CACHE") ? std::getenv("CH12_SMEM_CACHE") : "";
+    if (forced == "wide" && fits) return launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);
+    if (forced == "narrow" || log || wide < narrow || packs <= 2 * 128)
+      return launch_smem_as<C, kPack>(load, store, rows, cols, log, stream);
+  }
+  launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);
+}
+/// [smem_launch]
+
+}  // namespace detail
+}  // namespace ch12

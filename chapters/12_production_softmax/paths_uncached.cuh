@@ -1,0 +1,50 @@
+/// @file paths_uncached.cuh
+/// @brief Chapter 12's uncached path: a block per row, the row read twice with the online (m, d)
+/// pair (chapters 07-08). Its kernel and launch. The backward's kernel is in backward.cuh, its
+/// launch in backward_launch.cuh.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "08_online_softmax/online_softmax.cuh"
+#include "harness/errors.h"
+#include "paths_common.cuh"
+
+namespace ch12 {
+
+/// A block per row, nothing cached: the online pair in one read, then a second read to write
+/// (chapter 08), for rows too long for shared memory when there are enough of them.
+template <typename Load, typename Store, int kPack, int kBlock>
+__global__ void __launch_bounds__(kBlock)
+    softmax_uncached_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+  const int64_t num_packs = cols / kPack;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    course::MaxSum t;
+    for_each_pack<kBlock, kPack>(load, row, 0, num_packs,
+                                 [&](int64_t, const float* v) { course::online_update<kPack>(t, v); });
+    t = course::block_merge<kBlock>(t);
+    const float k = row_constant(t.d, log);
+    for_each_pack<kBlock, kPack>(load, row, 0, num_packs, [&](int64_t p, const float* v) {
+      float out[kPack];
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) out[j] = finish<Store::kFastExp>(v[j], t.m, k, log);
+      store.template store<kPack>(out, row, p * kPack);
+    });
+  }
+}
+
+namespace detail {
+
+template <int kPack, typename Load, typename Store>
+void launch_uncached(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
+                     cudaStream_t stream) {
+  constexpr int kBlock = 1024;
+  softmax_uncached_kernel<Load, Store, kPack, kBlock>
+      <<<row_blocks(rows), kBlock, 0, stream>>>(load, store, rows, cols, log);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace detail
+}  // namespace ch12
