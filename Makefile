@@ -7,7 +7,9 @@
 #   make docs         the course site in docs/html/ (Doxygen)
 #   make plots        figures and tables from the committed JSON (no GPU needed)
 #   make clean
-# Variables: BUILD=build  CMAKE_FLAGS='-DCMAKE_CUDA_ARCHITECTURES=86'  QUICK=1 (a few shapes)  COMPARE=1
+# Variables: BUILD=build  QUICK=1 (a few shapes)  COMPARE=1
+#   CMAKE_FLAGS='-DCMAKE_CUDA_ARCHITECTURES=86' (re-runs the configure step, also on an existing build)
+# First time on a fresh machine: scripts/install-deps.sh test (it installs make itself).
 
 BUILD       ?= build
 CMAKE_FLAGS ?=
@@ -19,18 +21,27 @@ export PATH := $(if $(NVCC_DIR),$(NVCC_DIR):,)$(PATH)
 GENERATOR   := $(if $(shell command -v ninja 2>/dev/null),-G Ninja,)
 RUN_FLAGS   := $(if $(QUICK),--quick,)
 
-.PHONY: all run compare build configure test docs plots clean help deps-build deps-test deps-docs deps-plots
+.PHONY: all run compare build configure test docs plots clean help deps-build deps-test deps-docs deps-plots FORCE
 
 all: run
 
+# The parallelism is inside cmake --build -j; at this level `make -j test` must not configure
+# before install-deps has installed what the configure step looks for.
+.NOTPARALLEL:
+
 help:
-	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
 
 deps-build deps-test deps-docs deps-plots: deps-%:
 	@scripts/install-deps.sh $*
 
-$(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) $(GENERATOR) $(CMAKE_FLAGS)
+# CMake keeps an existing build's cached values, so a non-empty CMAKE_FLAGS re-runs the configure
+# step on every call (seconds) for `make CMAKE_FLAGS=...` to change that build. Without it the
+# cache is made once. -G only on a new build: CMake refuses to switch an existing one's generator.
+$(BUILD)/CMakeCache.txt: $(if $(strip $(CMAKE_FLAGS)),FORCE)
+	cmake -S . -B $(BUILD) $(if $(wildcard $(BUILD)/CMakeCache.txt),,$(GENERATOR)) $(CMAKE_FLAGS)
+
+FORCE:
 
 configure: $(BUILD)/CMakeCache.txt
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # install-deps.sh [build|test|docs|plots|all]...: installs what the course needs and is missing.
 # Idempotent: packages already present are left alone, and nothing is done when all are there.
-#   build  cmake, ninja, g++, ccache, Google Benchmark, GoogleTest (Debian/Ubuntu packages)
+# Run it before the first make (README's first step): a minimal image has no make to call it.
+#   build  make, cmake, ninja, g++, ccache, Google Benchmark, GoogleTest (Debian/Ubuntu packages)
 #   docs   doxygen, and MathJax 3 from npm into .tools/ (no CDN at build time)
 #   plots  python3 with matplotlib and numpy
 #   test   build + docs + plots + Chromium (make test builds the site, opens it in a headless
@@ -13,15 +14,18 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 want=("$@")
 [ ${#want[@]} -gt 0 ] || want=(all)
 
+# A minimal Debian image has none of these, make included (scripts/check-minimal-image.sh proves it).
+build=(make cmake ninja-build g++ ccache libbenchmark-dev libgtest-dev libgmock-dev)
+docs=(doxygen npm ca-certificates)  # npm fetches MathJax over https
+plots=(python3 python3-matplotlib python3-numpy)
 pkgs=()
 need_mathjax=0
 for w in "${want[@]}"; do
   case "$w" in
-    build) pkgs+=(cmake ninja-build g++ ccache libbenchmark-dev libgtest-dev libgmock-dev) ;;
-    docs) pkgs+=(doxygen npm); need_mathjax=1 ;;
-    plots) pkgs+=(python3 python3-matplotlib python3-numpy) ;;
-    test|all) pkgs+=(cmake ninja-build g++ ccache libbenchmark-dev libgtest-dev libgmock-dev doxygen npm
-                     python3 python3-matplotlib python3-numpy chromium); need_mathjax=1 ;;
+    build) pkgs+=("${build[@]}") ;;
+    docs) pkgs+=("${docs[@]}"); need_mathjax=1 ;;
+    plots) pkgs+=("${plots[@]}") ;;
+    test|all) pkgs+=("${build[@]}" "${docs[@]}" "${plots[@]}" chromium); need_mathjax=1 ;;
     *) echo "install-deps.sh: unknown component '$w' (build, test, docs, plots, all)" >&2; exit 2 ;;
   esac
 done
@@ -29,7 +33,8 @@ done
 missing=()
 if command -v dpkg >/dev/null 2>&1; then
   for p in "${pkgs[@]}"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    # Installed, not merely known to dpkg (a removed package keeps its config-files record).
+    [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" = installed ] || missing+=("$p")
   done
   # npm is only needed to fetch MathJax once.
   if [ $need_mathjax -eq 1 ] && { [ -f "$root/.tools/node_modules/mathjax/es5/tex-chtml.js" ] || command -v npm >/dev/null 2>&1; }; then
@@ -59,7 +64,7 @@ fi
 if [ $need_mathjax -eq 1 ] && [ ! -f "$root/.tools/node_modules/mathjax/es5/tex-chtml.js" ]; then
   echo "install-deps.sh: installing MathJax 3 into .tools/ (npm)"
   mkdir -p "$root/.tools"
-  (cd "$root/.tools" && npm install --no-audit --no-fund --silent --prefix "$root/.tools" mathjax@3 >/dev/null) || {
+  (cd "$root/.tools" && npm install --no-audit --no-fund --loglevel=error --prefix "$root/.tools" mathjax@3 >/dev/null) || {
     echo "install-deps.sh: could not fetch MathJax from the npm registry; formulas need it for make docs" >&2
     exit 1
   }

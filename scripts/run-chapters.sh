@@ -29,9 +29,11 @@ mapfile -t all < <(find "$bin" -maxdepth 1 -type f -name 'ch[0-9][0-9]_*' -perm 
 info=$("${all[0]}" --device-info 2>&1)
 if [ $? -ne 0 ]; then
   echo "$info"
-  echo "No usable CUDA GPU on this machine: 'make run' needs one to verify and time the kernels."
-  echo "Without a GPU you can still run 'make test' (host tests; GPU tests report SKIPPED),"
-  echo "'make docs' and 'make plots' (from the committed measurements)."
+  # Called by make chNN (some chapters) or make run (all): name what was asked for.
+  case ${#chapters[@]} in 0) asked="the chapters are" ;; 1) asked="${chapters[0]} is" ;; *) asked="${chapters[*]} are" ;; esac
+  echo "No usable CUDA GPU on this machine: $asked built (in $bin), but verifying and benchmarking need one."
+  echo "Without a GPU you can still run 'make test' (host tests; the GPU tests report SKIPPED),"
+  echo "'make docs' (the course site) and 'make plots' (figures from the committed measurements)."
   exit 1
 fi
 slug=$(echo "$info" | awk '/^slug:/ {print $2}')

@@ -25,7 +25,13 @@ while [ $# -gt 0 ]; do
 done
 probe=$(find "$bin" -maxdepth 1 -type f -name 'ch[0-9][0-9]_*' -perm -u+x | sort | head -1)
 [ -n "$probe" ] || { echo "no chapter executables in $bin: build first (make)" >&2; exit 1; }
-info=$("$probe" --device-info 2>&1) || { echo "$info"; echo "No usable CUDA GPU: the peers need one."; exit 1; }
+info=$("$probe" --device-info 2>&1) || {
+  echo "$info"
+  echo "No usable CUDA GPU on this machine: verifying and timing the peers (cuDNN, PyTorch) needs one."
+  echo "Without a GPU you can still run 'make test' (host tests; the GPU tests report SKIPPED),"
+  echo "'make docs' (the course site) and 'make plots' (figures from the committed measurements)."
+  exit 1
+}
 slug=$(echo "$info" | awk '/^slug:/ {print $2}')
 [ -n "$out" ] || out="$root/plots/data/$slug"
 mkdir -p "$out"
