@@ -121,19 +121,19 @@ void naive_softmax(const course::Args& a, cudaStream_t stream) {
   auto ends = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(1), RowStart{a.cols});
   auto x_as_float = thrust::make_transform_iterator(x, ToFloat<T>{});
   size_t temp = s.cub_bytes;
-  // 1. m = max(row): reads x.
+  // 1. row_max = max(row of x): reads x.
   CUDA_CHECK(cub::DeviceSegmentedReduce::Reduce(s.cub_temp, temp, x_as_float, s.row_max, a.rows, starts, ends, Max{},
                                                 -INFINITY, stream));
-  // 2. t = x - m: reads x, writes t.
+  // 2. t = x - row_max: reads x, writes t.
   subtract_max_kernel<<<blocks, kThreads, 0, stream>>>(x, s.row_max, s.t, n, a.cols);
   CUDA_CHECK_LAUNCH();
   // 3. t = exp(t): reads t, writes t.
   exp_kernel<<<blocks, kThreads, 0, stream>>>(s.t, n);
   CUDA_CHECK_LAUNCH();
-  // 4. s = sum(row of t): reads t.
+  // 4. row_sum = sum(row of t): reads t.
   temp = s.cub_bytes;
   CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(s.cub_temp, temp, s.t, s.row_sum, a.rows, starts, ends, stream));
-  // 5. y = t / s: reads t, writes y.
+  // 5. y = t / row_sum: reads t, writes y.
   divide_kernel<<<blocks, kThreads, 0, stream>>>(s.t, s.row_sum, y, n, a.cols);
   CUDA_CHECK_LAUNCH();
   /// [launches]

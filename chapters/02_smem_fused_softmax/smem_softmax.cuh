@@ -88,6 +88,7 @@ void launch(const course::Args& a, cudaStream_t stream) {
 /// kernel's static shared memory), in fp32 elements; 0 when no GPU is present.
 template <typename T>
 int64_t smem_softmax_max_cols() {
+  /// [max_cols]
   int dev = 0, optin = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
@@ -95,13 +96,14 @@ int64_t smem_softmax_max_cols() {
     return 0;  // no GPU: the limit is unknown (and nothing will run)
   }
   return (int64_t(optin) - int64_t(static_smem<T, 1024>())) / int64_t(sizeof(float));  // 1024: the largest static part
+  /// [max_cols]
 }
 
 /// Softmax of each row, the row cached in shared memory as fp32 (cols <= smem_softmax_max_cols()).
 /// [block_size]
 // A block as wide as the row needs: about sixteen columns per thread, 32 to 1024 threads. A
 // 32-column row gets one warp, not 512 threads of which 480 would idle.
-// The sixteen is not tuned (no measurement of it is recorded); exercise 1 of the lesson measures 8.
+// The sixteen is a round starting point, not a tuned value.
 template <typename T>
 void softmax_smem(const course::Args& a, cudaStream_t stream) {
   const int64_t max_cols = smem_softmax_max_cols<T>();

@@ -5,7 +5,7 @@
 ///
 /// Each lane loads one element per instruction (`x[row * cols + col]`), on purpose: a 16-bit row
 /// then moves 2 bytes per load and falls behind f32. The next chapter replaces these loads by
-/// 16-byte packs and changes nothing else.
+/// 16-byte packs; the group shapes, which count packs, change with them.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,9 +1,11 @@
 /// @file half2_softmax.cuh
-/// @brief Chapter 05: chapter 04's packed warp softmax for fp16 and bf16 storage, converting two
-/// elements per instruction through `half2` / `nv_bfloat162` pairs instead of one at a time.
+/// @brief Chapter 05: chapter 04's packed warp softmax for fp16 and bf16 storage, converting
+/// through `half2` / `nv_bfloat162` pairs instead of one element at a time.
 ///
 /// The loads, the layout and the arithmetic (fp32) are chapter 04's; only the conversions between
-/// the pack and the registers change. What they buy is instructions, not bytes.
+/// the pack and the registers change. What they could buy is instructions, not bytes; on sm_90 the
+/// compiler already pairs chapter 04's narrowing conversions, and the SASS of the two kernels has
+/// the same conversion instructions (the lesson).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -21,8 +23,9 @@
 namespace ch05 {
 
 /// [paired]
-/// A pack converted pair by pair (course::Pair, convert.cuh): one instruction per two elements. A
-/// pack of one element (odd cols or an odd offset) converts alone.
+/// A pack converted pair by pair (course::Pair, convert.cuh): in PTX one paired instruction per
+/// two elements on the store side, two scalar ones on the load side. A pack of one element (odd
+/// cols or an odd offset) converts alone.
 template <typename T>
 struct PairedConvert {
   template <int N>

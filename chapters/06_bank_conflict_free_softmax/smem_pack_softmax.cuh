@@ -20,8 +20,7 @@ namespace ch06 {
 // using any. With one pack per thread, each thread has a single 16-byte load in flight and the
 // block's barriers serialize the rest: 4 packs keep several loads in flight (exercise 2 of the
 // lesson measures 1, 2, 4 and 8).
-// H100: 1 left f32 at 2048-6144 columns well below the copy line; loading the 4 together lifted
-// bf16 at 32768 columns from 73% to 84% of it (TUNING.md).
+// H100: in chapter 12's copy of the rule, a floor of 1 or 2 lost 6-18% at 3072-8192 columns (TUNING.md).
 constexpr int kMinPacksPerThread = 4;
 
 struct MaxOp {

@@ -53,7 +53,6 @@ __global__ void __launch_bounds__(kBlock)
   const T* xr = x + int64_t(blockIdx.x) * cols;
   T* yr = y + int64_t(blockIdx.x) * cols;
 
-  /// [max_and_sum]
   float m = -INFINITY;  // pass 1: read the row for its max
   for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
     float v[kPack];
@@ -77,7 +76,6 @@ __global__ void __launch_bounds__(kBlock)
   if (threadIdx.x == 0) row_sum = s;
   __syncthreads();
   const float inv = 1.0f / row_sum;
-  /// [max_and_sum]
 
   write_softmax_row<T, kPack>(xr, yr, num_packs, m, inv);  // pass 3: read once more, write y
 }

@@ -122,7 +122,6 @@ __global__ void __launch_bounds__(kBlock)
   const T* xr = x + int64_t(blockIdx.x) * cols;
   T* yr = y + int64_t(blockIdx.x) * cols;
 
-  /// [max_and_sum]
   course::MaxSum t;  // pass 1: max and sum together, one rescale per pack
   for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
     float v[kPack];
@@ -131,7 +130,6 @@ __global__ void __launch_bounds__(kBlock)
   }
   const course::MaxSum row = course::block_merge<kBlock>(t);
   const float inv = 1.0f / row.d;
-  /// [max_and_sum]
 
   write_softmax_row<T, kPack>(xr, yr, num_packs, row.m, inv);  // pass 2: read again, write y
 }

@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(kWarpBlock)
 template <typename T, int kPack, int kColsPerThread, int kWidth>
 void launch_warp(const course::Args& a, cudaStream_t stream) {
   // Short rows: several rows per group, so that each lane has several loads in flight.
-  // H100: no figure recorded; chapter 04's rows_per_group would take 4 at 8 fp32 columns (TUNING.md).
+  // Not measured on its own (TUNING.md); chapter 04's rows_per_group would take 4 at 8 fp32 columns.
   constexpr int kRows = kColsPerThread == kPack ? 4 : (kColsPerThread / kPack <= 4 && kColsPerThread <= 16) ? 2 : 1;
   constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
   // One group per row at the sweep's shapes. H100: one looping wave lost 3-6% (TUNING.md).
@@ -180,10 +180,9 @@ void launch_warp(const course::Args& a, cudaStream_t stream) {
 // row from shared memory, or reads it again from global memory (uncached: rows past the shared
 // memory; the re-read hits L2 when the rows in flight fit there).
 // With kCached, pass 1 starts kBlockLoads<T> loads per thread before it uses any (64 bytes of
-// fp32, 32 of 16-bit, as chapter 12's shared-memory kernel). A 32768-column fp32 row fills 128 KB
-// of shared memory, so one block of 1024 threads is all an SM holds, and a load per pack, each
-// started after the previous pack's merge, left it short of bytes in flight. The uncached kernel
-// keeps one load at a time: its second pass re-reads the row from L2.
+// fp32, 32 of 16-bit). A 32768-column fp32 row fills 128 KB of shared memory, so one block of 1024
+// threads is all an SM holds, and a load per pack, each started after the previous pack's merge,
+// leaves it short of bytes in flight. The uncached kernel starts none ahead (TUNING.md).
 template <typename T, int kPack, int kBlock, bool kCached>
 __global__ void __launch_bounds__(kBlock)
     layer_norm_block_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,

@@ -52,7 +52,10 @@ __device__ __forceinline__ Welford welford_of(const float* v) {
 }
 
 /// Merge over a group of kWidth lanes: a tree of `__shfl_down_sync` halvings leaves the result in
-/// the group's first lane, and a `__shfl_sync` from it gives every lane the same answer.
+/// the group's first lane, and a `__shfl_sync` from it gives every lane the same answer. Not an
+/// xor butterfly: welford_merge(a, b) and welford_merge(b, a) can round differently when the
+/// counts differ, so a butterfly could leave a row's lanes with statistics a bit apart (it measured
+/// within 0.4% of this tree: TUNING.md).
 template <int kWidth>
 __device__ __forceinline__ Welford group_welford(Welford w, unsigned mask) {
 #pragma unroll

@@ -106,11 +106,12 @@ __global__ void __launch_bounds__(kBlock)
 
 /// [grid]
 // Blocks for n_packs packs: one pack per thread within one wave; beyond, kUnroll packs per thread
-// on a grid rounded up to whole waves (a wave: the SMs times the blocks of kBlock threads each SM
-// holds). A thread's packs lie a grid stride apart, so the rounding spreads the packs over every
-// thread of the last wave; with kUnroll = 1 it only adds idle blocks.
-// Only a grid past max_waves waves (or the hardware's 2^31 - 1 blocks) makes threads loop.
-// One wave: the blocks of kBlock threads the GPU holds at once.
+// on a grid rounded up to whole waves (a wave: the SMs times the blocks of kBlock threads that fit
+// in an SM's thread slots, whatever the kernel's occupancy). A thread's packs lie a grid stride
+// apart, so the rounding spreads the packs over every thread of the last wave; with kUnroll = 1 it
+// only adds idle blocks. A grid capped at max_waves waves leaves threads to loop (kLoop in run);
+// without a cap, run refuses a count past the hardware's 2^31 - 1 blocks rather than loop.
+// One wave: the blocks of kBlock threads the GPU's thread slots hold at once.
 inline int64_t resident_blocks() { return course::wave_blocks(kBlock); }
 
 inline unsigned grid_size(int64_t n_packs, int unroll, int64_t max_waves) {

@@ -87,7 +87,8 @@ struct CastFromF32 {
   }
 };
 
-/// The same casts without Apply2: one conversion per element (the lesson's comparison).
+/// The same casts without Apply2: one conversion per element, still in 16-byte packs (the
+/// `no_apply2` variants; the `scalar` variant is CastFromF32 with packs of one element).
 template <typename T>
 struct CastToF32Scalar {
   __device__ float operator()(T x) const { return to_float(x); }
@@ -143,8 +144,8 @@ struct Gelu<__nv_bfloat16> {
 };
 /// [gelu16]
 
-/// The erf form (Gelu<float>::f) rounded to a 16-bit T: PyTorch's formula, what Gelu<T> computed
-/// before gelu_16bit. Kept for the lesson's comparison (the `gelu/erf` variants).
+/// The erf form (Gelu<float>::f) rounded to a 16-bit T: PyTorch's formula, registered as the
+/// `gelu/erf` variants for the lesson's comparison with gelu_16bit.
 template <typename T>
 struct GeluErf {
   __device__ T operator()(T x) const { return from_float<T>(Gelu<float>::f(to_float(x))); }

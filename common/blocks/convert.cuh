@@ -33,8 +33,9 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
 }
 
 /// [pair]
-/// Pairs of 16-bit values <-> float2, one conversion instruction per pair (chapter 05):
-/// `__half22float2` / `__float22half2_rn` and their bf16 counterparts.
+/// Pairs of 16-bit values <-> float2 (chapter 05). Narrowing is one paired instruction
+/// (`__float22half2_rn`: cvt.rn.f16x2.f32, sm_80 on; bf16 likewise); widening is two scalar
+/// conversions in CUDA 13.0's headers (`__half22float2`: two cvt.f32.f16), as element by element.
 template <typename T>
 struct Pair;
 template <>

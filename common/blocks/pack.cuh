@@ -58,16 +58,6 @@ __device__ __forceinline__ Pack<T, N> load_pack(const T* p) {
   return pk;
 }
 
-/// The same through the read-only data path (`ld.global.nc`, as `__ldg`), for data that nothing
-/// writes while the kernel runs. A plain load through a pointer the compiler cannot prove
-/// unaliased (a functor's member, say) takes the coherent path instead.
-template <typename T, int N>
-__device__ __forceinline__ Pack<T, N> load_pack_ro(const T* p) {
-  Pack<T, N> pk;
-  pk.storage = __ldg(reinterpret_cast<const typename Pack<T, N>::Storage*>(p));
-  return pk;
-}
-
 /// Stores N elements at p (p must be aligned to sizeof(Pack<T, N>)).
 template <typename T, int N>
 __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& pk) {
@@ -75,7 +65,17 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& pk) {
 }
 /// [pack]
 
-/// Element-by-element conversion of a pack (the default).
+/// load_pack through the read-only data path (`ld.global.nc`, as `__ldg`), for data that nothing
+/// writes while the kernel runs. A plain load through a pointer the compiler cannot prove
+/// unaliased (a functor's member, say) takes the coherent path instead. Chapter 12's functors use it.
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> load_pack_ro(const T* p) {
+  Pack<T, N> pk;
+  pk.storage = __ldg(reinterpret_cast<const typename Pack<T, N>::Storage*>(p));
+  return pk;
+}
+
+/// Element-by-element conversion of a pack, the loop chapter 04's kernel writes inline (chapter 06 on).
 template <typename T>
 struct ScalarConvert {
   template <int N>

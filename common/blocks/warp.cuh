@@ -9,7 +9,9 @@
 
 namespace course {
 
-/// The lanes of the calling thread's group of kWidth lanes, as a `__shfl_*_sync` mask.
+/// [group_mask]
+/// The lanes of the calling thread's group of kWidth lanes, as a `__shfl_*_sync` mask: kWidth one
+/// bits, shifted to the group's first lane (lane rounded down to a multiple of kWidth).
 template <int kWidth>
 __device__ __forceinline__ unsigned group_mask() {
   static_assert(kWidth >= 1 && kWidth <= 32 && (kWidth & (kWidth - 1)) == 0, "kWidth: a power of two <= 32");
@@ -20,6 +22,7 @@ __device__ __forceinline__ unsigned group_mask() {
     return ((1u << kWidth) - 1) << (lane & ~unsigned(kWidth - 1));
   }
 }
+/// [group_mask]
 
 /// Reduction of v over the group with any associative op, returned to every lane of it.
 template <int kWidth, typename Op>
