@@ -1,8 +1,8 @@
 /// @file paths_block_regs.cuh
 /// @brief Chapter 12's block-registers path: a block per row, the row in registers (new here:
-/// rows too long for a warp's). Its kernel, the forward's and the backward's rules for taking it,
-/// the block size from the bytes in flight, and the forward's launch. The backward's kernel is in
-/// backward.cuh, its launch in backward_launch.cuh.
+/// rows too long for a warp's). Its kernel, the block size from the bytes in flight (which the
+/// backward's shares), and the forward's launch; the rules for taking it are the policy's
+/// (policy.h). The backward's kernel and launch: 14_softmax_backward/backward_block_regs.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,18 +21,16 @@
 namespace ch12 {
 
 /// [block_regs_kernel]
-/// Threads per block of the block-registers kernels at most: their block size is chosen at run
-/// time (block_regs_shape, below), a multiple of 128 up to this.
-constexpr int kBlockRegsMaxBlock = 1024;
-
 /// A block per row with the row in registers: thread t holds packs t, t + blockDim.x, ... (kPacks
 /// of them, a block apart, so that a warp's loads are contiguous), all loaded before any is used.
 /// Then the warp kernel's three passes over registers, with the block's reductions in between:
 /// no shared memory for the row, and every load of the row in flight at once. It serves fp32 rows
 /// past the warp path's 1024 columns (a warp's registers hold no more), where cuDNN's kernel does
 /// the same; the dispatch picks the block size that puts a given number of bytes in flight per SM.
+/// The block size is chosen at run time (block_regs_shape, below), a multiple of 128 up to
+/// policy::kBlockRegsMaxBlock.
 template <typename Load, typename Store, int kPack, int kPacks>
-__global__ void __launch_bounds__(kBlockRegsMaxBlock)
+__global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)
     softmax_block_regs_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
   const int num_packs = int(cols / kPack), block = int(blockDim.x);
   auto here = [&](int p) { return p * block + int(threadIdx.x) < num_packs; };
@@ -49,7 +47,7 @@ __global__ void __launch_bounds__(kBlockRegsMaxBlock)
       if (here(p))
 #pragma unroll
         for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[p][j]);
-    m = block_allreduce<kBlockRegsMaxBlock>(m, Max{}, -INFINITY, block / 32);
+    m = block_allreduce<policy::kBlockRegsMaxBlock>(m, Max{}, -INFINITY, block / 32);
     float s = 0;
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
@@ -60,7 +58,7 @@ __global__ void __launch_bounds__(kBlockRegsMaxBlock)
           s += e;
           if (keep_exp) v[p][j] = e;
         }
-    const float k = row_constant(block_allreduce<kBlockRegsMaxBlock>(s, Sum{}, 0.0f, block / 32), log);
+    const float k = row_constant(block_allreduce<policy::kBlockRegsMaxBlock>(s, Sum{}, 0.0f, block / 32), log);
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
       if (here(p)) {
@@ -81,61 +79,20 @@ inline const char* block_regs_limit_text() {
 }
 
 /// [block_regs_rule]
-/// The block-registers path (softmax_block_regs_kernel, softmax_backward_block_regs_kernel): a
-/// block per row, each thread holding up to 16 elements of each tensor in registers (four fp32
+/// The block-registers path (softmax_block_regs_kernel and the backward's): a block per row, each
+/// thread holding up to policy::kBlockRegsMaxElems elements of each tensor in registers (four fp32
 /// packs, two 16-bit ones, or 16 elements read one at a time), so rows of up to 1024 x 16 = 16384
-/// columns. The dispatch takes it, with 16-byte packs only and from course::long_warp_rows_min()
-/// rows (enough to fill every SM with resident rows), for
-///  - the forward while a row of x is more than 4 KB and under 16 KB (fp32 1025 to 4095 columns,
-///    16-bit 2049 to 8191), in every dtype, ahead of the warp path (16-bit rows of 2049-3072
-///    columns fit a warp's registers too);
-///  - the backward while a row's y and dy are 4 KB or more and under 32 KB together (fp32 512 to
-///    4095 columns, 16-bit 1024 to 8191), in every dtype.
-/// Same-session A/B on the H100 against the previous dispatch (smem for fp32, warp for 16-bit
-/// rows to 3072, smem past it; 2026-11): the fp32
-/// forward +0.2% to +2.0% at 1280-3584 columns, the backward +0.4% to +1.6% (fp32, 1280-3584) and
-/// 0.0% to +1.5% (16-bit, 1280-6144). The fp32 forward lost 2.0-3.7% at 4096-5120 columns (and
-/// gained 2% at 6144, not taken: one band is the rule), the fp32 backward up to 0.5% at
-/// 4096-6144; hence the 16 KB and 32 KB ends. The backward's 4 KB start: that A/B began past the
-/// warp path's 1024 columns, and the forced block_regs variants of the four committed data runs
-/// that have them read above the warp path in every run at
-/// 4 KB of y and dy (fp32 512 columns: +0.4% to +0.8%; 1024 columns, every dtype: 0.0% to
-/// +0.5%), under it at 2 KB in 16-bit (512 columns: 1.6-5.6%) and either side of it at 2 KB in
-/// fp32 (256 columns). The 16-bit forward took the path later, on the same row bytes as fp32
-/// (22 alternating rounds, and the forced variant in seven
-/// committed runs): +0.6% to +0.9% at 3072 columns and +1.9% to +2.0% at 6144 in every round,
-/// -0.2% to -1.3% at 4096 in three of the four ops (the price of one band), level at 2048 (4 KB,
-/// left on the warp path) and 8192 (16 KB, left on the shared-memory path). The 4096 loss is the
-/// block size the target below picks there, 384 threads: forced to 256, those rows read above the
-/// shared-memory path in every round (the target
-/// is not changed on one row size).
-constexpr int kBlockRegsMaxElems = 16;
-constexpr int64_t kBlockRegsMaxCols = int64_t(kBlockRegsMaxBlock) * kBlockRegsMaxElems;
-
-template <typename T>
-bool block_regs_forward_fits(int64_t cols) {
-  const int64_t bytes = cols * int64_t(sizeof(T));
-  return bytes > kBlockRegsForwardMinBytes && bytes < kBlockRegsForwardEndBytes;
-}
-template <typename T>
-bool block_regs_backward_fits(int64_t cols) {
-  const int64_t bytes = 2 * cols * int64_t(sizeof(T));  // y and dy
-  return bytes >= kBlockRegsBackwardMinBytes && bytes < 32 * 1024;
-}
-
+/// columns. The dispatch takes it, with 16-byte packs only and from policy::long_rows_min rows
+/// (enough to fill every SM with resident rows), for the forward's rows of more than 4 KB and
+/// under 16 KB of x and the backward's of 4 KB to 32 KB of y and dy (policy::block_regs_*_fits).
+///
 /// The block size. A block holds a whole row in flight, so an SM with r resident blocks has r rows
 /// of loads in flight: r x row_bytes (the bytes a row reads). Of 128, 256, 384, 512, 768 and 1024
 /// threads, each size that holds the row in at most kMaxPacks packs per thread is a candidate;
 /// r comes from the occupancy of its kernel (registers grow with packs per thread), and the size
-/// whose r x row_bytes is nearest `in_flight` wins (the smaller on a tie). The targets, 48 KB for
-/// the forward and 64 KB for the backward, were the best of 40-64 KB in the A/B above. Fewer bytes
-/// in flight starve DRAM (32 KB: the forward at 2048 columns lost 5% with 512 threads); more tie
-/// the SM to many rows' reductions at once, level or slower. Two refinements were no better in a
-/// later A/B: at least three resident blocks per SM (within 0.5%),
-/// and 48 KB for the backward (up to 7% slower).
-constexpr int64_t kBlockRegsForwardInFlight = 48 * 1024;
-constexpr int64_t kBlockRegsBackwardInFlight = 64 * 1024;
-
+/// whose r x row_bytes is nearest `in_flight` wins (the smaller on a tie): the policy's
+/// kBlockRegsForwardInFlight and kBlockRegsBackwardInFlight. Fewer bytes in flight starve DRAM;
+/// more tie the SM to many rows' reductions at once, level or slower.
 struct BlockRegsShape {
   int block = 0;  // threads, 0: the row does not fit
   int packs = 0;  // packs per thread
@@ -171,14 +128,14 @@ auto kernels_by_packs(KernelFor kernel_for) {
 /// The forward's kernels for a pack of kPack, and the shape it launches them with.
 template <int kPack, typename Load, typename Store>
 auto block_regs_forward_kernels() {
-  return kernels_by_packs<kBlockRegsMaxElems / kPack>(
+  return kernels_by_packs<policy::kBlockRegsMaxElems / kPack>(
       [](auto packs) { return softmax_block_regs_kernel<Load, Store, kPack, decltype(packs)::value>; });
 }
 template <int kPack, typename Load, typename Store>
 BlockRegsShape block_regs_forward_shape(int64_t cols) {
   static const auto kernels = block_regs_forward_kernels<kPack, Load, Store>();
   return block_regs_shape(kernels, cols / kPack, cols * int64_t(sizeof(typename Load::Cache)),
-                          kBlockRegsForwardInFlight);
+                          policy::kBlockRegsForwardInFlight);
 }
 
 template <int kPack, typename Load, typename Store>

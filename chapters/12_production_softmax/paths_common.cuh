@@ -2,22 +2,18 @@
 /// @brief Chapter 12's pieces shared by its paths: the kernels' row-level helpers (block
 /// reductions, the pack loop, the exponential, an element's output, a row cached in shared
 /// memory), the unfused scale-and-mask kernel, and the launchers' pack width, blocks per row and
-/// device limits. The forward kernels compute softmax and log-softmax over rows read through a
-/// `Load` functor and written through a `Store` functor (softmax_functors.cuh). Six paths, each an
-/// earlier chapter's idea or new here, picked per shape by dispatch.cuh, each with its kernel and
-/// launch in its own file (the backward's kernels: backward.cuh, their launches: backward_launch.cuh):
+/// shared-memory sizes. The forward kernels compute softmax and log-softmax over rows read through
+/// a `Load` functor and written through a `Store` functor (softmax_functors.cuh). The dispatch
+/// (dispatch.cuh) picks a path per shape by the policy (policy.h), each path with its kernel and
+/// launch in its own file:
 ///  - warp:       a group of lanes per row, the row in registers (chapters 03-05; paths_warp.cuh);
-///  - tile:       the warp path's groups, the block's rows brought into shared memory by one bulk
-///                copy (new here, sm_90: short rows; paths_tile.cuh);
 ///  - block_regs: a block per row, the row in registers (new here: rows too long for a warp's;
 ///                paths_block_regs.cuh);
 ///  - smem:       a block per row, the row in shared memory in its narrowest exact type (06;
 ///                paths_smem.cuh);
 ///  - uncached:   a block per row, the row read twice with the online (m, d) pair (07-08;
-///                paths_uncached.cuh);
-///  - cluster:    several blocks per row, a thread-block cluster, merging their (m, d) pairs
-///                through distributed shared memory, when rows are too few to fill the GPU (new;
-///                paths_cluster.cuh).
+///                paths_uncached.cuh).
+/// Chapter 13 adds the tile and cluster paths (Hopper), chapter 14 the backward of each path.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -32,6 +28,8 @@
 #include "blocks/pack.cuh"
 #include "blocks/warp.cuh"
 #include "harness/launch_math.h"
+#include "policy.h"
+#include "softmax.cuh"
 #include "softmax_functors.cuh"
 
 namespace ch12 {
@@ -46,7 +44,9 @@ struct Sum {
 /// The value every thread of the block gets: a warp all-reduce, the warps' results through
 /// shared memory, then each warp reduces those (no second broadcast barrier). kBlock bounds the
 /// block's threads; `warps` is how many warps it has (a kernel launched with a block size chosen
-/// at run time passes blockDim.x / 32).
+/// at run time passes blockDim.x / 32). Not chapter 07's cub::BlockReduce: that one returns the
+/// result to thread 0 only (a broadcast would add a barrier), and replacing this one would change
+/// the code of every block kernel here.
 template <int kBlock, typename Op>
 __device__ __forceinline__ float block_allreduce(float v, Op op, float identity, int warps = kBlock / 32) {
   __shared__ float partial[kBlock / 32];
@@ -100,7 +100,8 @@ __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int
 /// Guide bounds __expf's error by 2 + 1.173|x| fp32 ulps: under 2^-16 relative down to the flush
 /// (x ~ -87), under 2^-18 for x >= -17. The output's rounding is up to 2^-11 (fp16) or 2^-8
 /// (bf16). __expf itself keeps subnormal results with a compare and two predicated multiplies,
-/// which measured slower (the lesson's "A cheaper exponential for 16-bit output"). exp(-inf) = 0,
+/// which measured slower (the lesson's "A cheaper exponential for 16-bit output"); it is also a
+/// different PTX instruction (ex2.approx.f32, without .ftz), hence the inline PTX. exp(-inf) = 0,
 /// exp(NaN) = NaN.
 template <bool kFast>
 __device__ __forceinline__ float row_exp(float x) {
@@ -113,19 +114,6 @@ __device__ __forceinline__ float row_exp(float x) {
   }
 }
 
-/// Calls f(std::true_type{}) or f(std::false_type{}) as `log` says. A kernel's write pass is then
-/// compiled once per operation, and neither copy carries the other's arithmetic. With a cheap
-/// exponential the compiler may otherwise compute both sides of `log ? a : b` and select. Only the
-/// backward's warp kernel uses it: there it won back 1% at 256 columns. In the other kernels it
-/// changed register counts, and with them the block size chosen from occupancy, and measured
-/// slower (up to 17% on the 16-bit backward cluster at 128 rows; H100, 2026-11).
-template <typename F>
-__device__ __forceinline__ void with_log(bool log, F&& f) {
-  if (log)
-    f(std::true_type{});
-  else
-    f(std::false_type{});
-}
 /// [row_exp]
 
 /// [finish]
@@ -183,7 +171,10 @@ __global__ void apply_load_kernel(Load load, Store store, int64_t rows, int64_t 
 namespace detail {
 
 /// The widest pack, kMax elements, when cols is a multiple of it and every pointer is aligned
-/// to kMax of its own elements (pointer, element bytes); otherwise one element at a time.
+/// to kMax of its own elements (pointer, element bytes); otherwise one element at a time. Not
+/// course::with_widest_pack (pack.cuh): that one takes pointers of one element type and steps
+/// down through 8, 4, 2; these kernels pair a 16-bit x with a byte mask or fp32 logits, and are
+/// compiled for kMax and 1 only.
 template <int kMax>
 int pick_pack(int64_t cols, std::initializer_list<std::pair<const void*, int>> ptrs) {
   if (cols % kMax != 0) return 1;
@@ -209,21 +200,12 @@ void with_pack(int pack, F&& f) {
 inline unsigned row_blocks(int64_t rows) { return unsigned(std::clamp<int64_t>(rows, 1, INT32_MAX)); }
 /// [row_blocks]
 
-/// The device's limits for the dispatch, read once.
-struct DeviceLimits {
-  int64_t smem_optin = 0;  // bytes of shared memory a block may opt into
-  bool clusters = false;   // thread-block clusters launchable
-  bool bulk_copy = false;  // the bulk copy (cp.async.bulk) in this build on this GPU: the tile path
-};
-const DeviceLimits& device_limits();
-
-/// The longest row of which `copies` copies fit in a block's shared memory as C (1 KB kept for
-/// the kernels' static shared memory), 0 without a GPU. cache_bytes<C>(cols) * copies + 1024 is
+/// The longest row of which `copies` copies fit in a block's shared memory as C (policy.h,
+/// cols_in_smem), 0 without a GPU: cache_bytes<C>(cols) * copies + policy::kSmemReservedBytes is
 /// within the opt-in limit exactly when cols <= this.
 template <typename C>
 int64_t cols_in_smem(int copies) {
-  const int64_t optin = device_limits().smem_optin;
-  return optin > 1024 ? (optin - 1024) / copies / 16 * 16 / int64_t(sizeof(C)) : 0;
+  return policy::cols_in_smem(device(), int(sizeof(C)), copies);
 }
 
 /// Shared-memory bytes of a row of cols elements cached as C (RowCache: whole packs).

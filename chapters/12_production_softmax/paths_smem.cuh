@@ -1,15 +1,13 @@
 /// @file paths_smem.cuh
 /// @brief Chapter 12's shared-memory path: a block per row, the row in shared memory in its
 /// narrowest exact type (chapter 06). Its kernel, the occupancy rule's floor of packs per thread,
-/// and the launch with its choice of cache type. The backward's kernel is in backward.cuh, its
-/// launch in backward_launch.cuh.
+/// and the launch with its choice of cache type. The backward's kernel and launch:
+/// 14_softmax_backward/backward_smem.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 #include "blocks/occupancy.cuh"
@@ -27,9 +25,8 @@ namespace ch12 {
 /// its own packs, so the only barriers are the two reductions'. The launch bound asks for 1536
 /// resident threads (at most 40 registers), measured to spill nothing where 2048 (32) spills.
 /// The row is read through the read-only data path (x must not overlap y), each element once,
-/// into shared memory. Measured on the H100 (same-session A/B, not kept as data): fp32 at 16384
-/// columns +0.8%; the warp kernel with the same change lost up to 1% at 512 columns, so it keeps
-/// plain loads.
+/// into shared memory: fp32 at 16384 columns +0.8% on the H100; the warp kernel with the same
+/// change lost up to 1% at 512 columns, so it keeps plain loads.
 template <typename C, typename Load, typename Store, int kPack, int kBlock>
 __global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
     softmax_smem_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
@@ -78,27 +75,22 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
 namespace detail {
 
 /// [smem_min_packs]
-/// The occupancy rule's floor of packs per thread on the shared-memory paths (below it a block
-/// size is not a candidate). Chapter 06 asked for four. With a block per row (row_blocks), two
-/// were faster for the fp32 forward (up to 0.8% at 2048-6144 columns) and for both backward ops
-/// (up to 1.3% at 4096-16384 columns, in every dtype), and level elsewhere; the 16-bit softmax
-/// lost 5-18% at 4096-12288 columns with two, and the 16-bit forward keeps four.
-/// Same-session A/B on the H100, 2026-11.
+/// The occupancy rule's floor of packs per thread on the shared-memory path (below it a block
+/// size is not a candidate): chapter 06 asked for four; with a block per row (row_blocks) two were
+/// faster for fp32, and 16-bit rows keep four (policy::smem_min_packs).
 template <int kPack>
-constexpr int kSmemMinPacks = kPack >= 8 ? 4 : 2;
-constexpr int kBackwardMinPacks = 2;
+constexpr int kSmemMinPacks = policy::smem_min_packs(kPack);
 /// [smem_min_packs]
 
 /// [smem_launch]
 // Chapter 06's rule for the block size (occupancy.cuh): the most resident threads for this
 // row's shared memory, at least kSmemMinPacks packs per thread. The cache type: fp32 (one
 // exponential per element, one pack in flight per thread) unless the narrower Load::Cache keeps
-// more threads resident, or the row is at most two packs per thread of a 128-thread block: the
-// narrow cache's two packs in flight then read the row in one round trip, which outweighs the
-// second exponential (a tuning run on the H100 with CH12_SMEM_CACHE=narrow|wide, not kept as data: fp16
-// at 1536 columns 2.48 against 2.19 TB/s narrow; at 16384, 2.86 against 3.01 TB/s wide).
-// Log-softmax always takes the narrow cache: it keeps no exponential, so the fp32 cache buys
-// nothing (measured the same way: 16-bit at 3072 columns 2.85-2.89 against 2.76-2.79 TB/s).
+// more threads resident, or the row is at most policy::kSmemNarrowCacheMaxPacks packs (two per
+// thread of a 128-thread block): the narrow cache's two packs in flight then read the row in one
+// round trip, which outweighs the second exponential. Log-softmax always takes the narrow cache:
+// it keeps no exponential, so the fp32 cache buys nothing (16-bit at 3072 columns: 2.85-2.89
+// against 2.76-2.79 TB/s on the H100).
 template <typename C, int kPack, typename Load, typename Store>
 auto smem_kernel_for() {
   return [](auto block) { return softmax_smem_kernel<C, Load, Store, kPack, decltype(block)::value>; };
@@ -126,9 +118,7 @@ void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t col
                           : 0;
     const int narrow = course::occupancy_best_threads(packs, kSmemMinPacks<kPack>, cache_bytes<C>(cols),
                                                       smem_kernel_for<C, kPack, Load, Store>());
-    static const std::string forced = std::getenv("CH12_SMEM_CACHE") ? std::getenv("CH12_SMEM_CACHE") : "";
-    if (forced == "wide" && fits) return launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);
-    if (forced == "narrow" || log || wide < narrow || packs <= 2 * 128)
+    if (log || wide < narrow || packs <= policy::kSmemNarrowCacheMaxPacks)
       return launch_smem_as<C, kPack>(load, store, rows, cols, log, stream);
   }
   launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);

@@ -1,7 +1,7 @@
 /// @file paths_uncached.cuh
 /// @brief Chapter 12's uncached path: a block per row, the row read twice with the online (m, d)
-/// pair (chapters 07-08). Its kernel and launch. The backward's kernel is in backward.cuh, its
-/// launch in backward_launch.cuh.
+/// pair (chapters 07-08). Its kernel and launch. The backward's kernel and launch:
+/// 14_softmax_backward/backward_uncached.cuh.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,7 +1,7 @@
 /// @file paths_warp.cuh
 /// @brief Chapter 12's warp path: a group of lanes per row, the row in registers (chapters 03-05).
-/// Its kernel (and warp_rows, the group's passes, which the tile path shares), the group shapes
-/// and the launch. The backward's warp kernel is in backward.cuh, its launch in backward_launch.cuh.
+/// Its kernel (and warp_rows, the group's passes, which chapter 13's tile path shares), the group
+/// shapes and the launch. The backward's warp kernel and launch: 14_softmax_backward/backward_warp.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,10 +18,6 @@
 
 namespace ch12 {
 
-/// Threads per block of the warp-per-row kernels. 64 and 256 were timed against it at rows of 32-512
-/// columns on the H100 and were no better, nor were 32 and 64 at 256-2048 columns (2026-11).
-constexpr int kWarpBlock = 128;
-
 /// [row_regs]
 /// A lane's packs of a row held in registers. Up to 32 columns per lane (every fp32 row of the
 /// warp path, 16-bit rows up to 1024) they are held converted to fp32: each element converted
@@ -29,10 +25,10 @@ constexpr int kWarpBlock = 128;
 /// the storage type) and converted on each of the three passes: half the registers of fp32, so
 /// that twice the warps, and twice the loads in flight, fit on an SM (a 16-bit row of 3072
 /// columns: 72 registers where fp32 needed 255). Converting three times costs instructions,
-/// which the short rows cannot afford (a tuning run on the H100, not kept as data: 16-bit rows of
-/// 512 and 1024 columns held fetched ran 1-4% slower) and the long ones can. (One-element packs of
-/// a misaligned row fetch no fewer registers; the fused scale-and-mask load at 80 and 96 columns
-/// per lane then spills a few bytes: a fallback path.)
+/// which the short rows cannot afford (16-bit rows of 512 and 1024 columns held fetched ran 1-4%
+/// slower on the H100) and the long ones can. (One-element packs of a misaligned row fetch no
+/// fewer registers; the fused scale-and-mask load at 80 and 96 columns per lane then spills a few
+/// bytes: a fallback path.)
 ///
 /// Held as fp32, a value can be replaced (keep): the softmax keeps each exponential in place of
 /// its input, so that the write pass multiplies instead of computing it again.
@@ -131,7 +127,7 @@ __device__ __forceinline__ void warp_rows(const Load& load, const Store& store, 
 }
 
 template <typename Load, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
-__global__ void __launch_bounds__(kWarpBlock)
+__global__ void __launch_bounds__(policy::kWarpPathBlock)
     softmax_warp_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
   const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
   const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
@@ -143,32 +139,22 @@ __global__ void __launch_bounds__(kWarpBlock)
 namespace detail {
 
 /// [half_wave]
-/// Half a wave: half the threads the SMs hold at once (132 x 2048 / 2 on the H100).
-inline int64_t half_wave_threads() { return int64_t(course::sm_count()) * course::threads_per_sm() / 2; }
-
 /// Whether groups of `width` lanes taking `rows_per_group` rows each give the grid at least half a
-/// wave of threads.
+/// wave of threads (policy::half_wave: 132 x 2048 / 2 threads on the H100).
 inline bool half_wave(int64_t rows, int width, int rows_per_group) {
-  return course::ceil_div(rows, rows_per_group) * width >= half_wave_threads();
+  return policy::half_wave(device(), rows, width, rows_per_group);
 }
 /// [half_wave]
 
 /// [warp_launch]
-// Short rows go two to a group (course::rows_per_group, at most two rows: up to four packs and 16
-// columns per lane), for more loads in flight per lane, as long as the grid keeps half a wave of
-// threads (half_wave); past that, one row per group. At 49152 rows only the 16-bit rows of 32
-// columns (groups of 4 lanes) fall under it: two rows per group there are 98304 threads, a third
-// of the H100's 270336, and one row per group ran the forward 10-12% and the backward 6-8% faster
-// (same-session A/B on the H100, 2026-11). Chapter 04's four rows per group were
-// measured here too (all of this chapter's warp kernels):
-// they lost at the shortest 16-bit rows (32 columns: a grid of 384 blocks) and on the backward's
-// rows of 32-256 columns. Four rows for full-warp groups only, A/B against two in one session:
-// level on the forward, 10% slower on the 16-bit backward at 256 columns. So this
-// chapter keeps two at most. kMinPacks > 1 gives short rows narrower groups, each lane holding more.
+// Short rows go two to a group (course::rows_per_group, at most policy::kMaxRowsPerGroup rows: up
+// to four packs and 16 columns per lane), for more loads in flight per lane, as long as the grid
+// keeps half a wave of threads (half_wave); past that, one row per group. kMinPacks > 1 gives
+// short rows narrower groups, each lane holding more (policy::warp_min_packs).
 template <int kMinPacks, int kPack, int kColsPerLane, typename F>
 void warp_shape(int64_t rows, int64_t cols, F&& f) {
   course::dispatch_warp_shape_min<kPack, kMinPacks, kColsPerLane>(cols, [&](auto cpt, auto width) {
-    constexpr int kRows = course::rows_per_group<kPack, decltype(cpt)::value, 2>();
+    constexpr int kRows = course::rows_per_group<kPack, decltype(cpt)::value, policy::kMaxRowsPerGroup>();
     if constexpr (kRows > 1) {
       if (!half_wave(rows, decltype(width)::value, kRows))
         return f(cpt, width, std::integral_constant<int, 1>{});
@@ -182,31 +168,27 @@ void launch_warp(const Load& load, const Store& store, int64_t rows, int64_t col
   warp_shape<kMinPacks, kPack, kColsPerLane>(rows, cols, [&](auto cpt, auto width, auto rows_per_group) {
     constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
     constexpr int kRows = decltype(rows_per_group)::value;
-    constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
-    const unsigned blocks = course::resident_grid(rows, kRowsPerBlock, kWarpBlock, 8);
+    constexpr int kRowsPerBlock = policy::kWarpPathBlock / kWidth * kRows;
+    const unsigned blocks = course::resident_grid(rows, kRowsPerBlock, policy::kWarpPathBlock, 8);
     softmax_warp_kernel<Load, Store, kPack, kCols, kWidth, kRows>
-        <<<blocks, kWarpBlock, 0, stream>>>(load, store, rows, cols, log);
+        <<<blocks, policy::kWarpPathBlock, 0, stream>>>(load, store, rows, cols, log);
     CUDA_CHECK_LAUNCH();
   });
 }
 /// [warp_launch]
 
 /// [warp_packs]
-/// The packs per lane the forward's warp path gives a row of `cols` columns in packs of four
-/// (fp32), in groups narrower to match (chapter 03's shapes take one pack per lane up to 32 x
-/// kPack columns):
-///  - 33-128 columns: two packs (64 columns: 8 lanes of 8 columns instead of 16 lanes of 4);
-///  - 129-256 columns: four packs (256 columns: 16 lanes of 16 instead of 32 lanes of 8).
-/// On the H100 at 49152 rows two packs gained 3.7-3.9% at 64 columns and 2.5% at 128
-/// (2026-11), four packs 0.9-1.2% at 256 over 21 alternating rounds on one machine
-/// and 1.5-2% on another. At 32 columns (4
-/// lanes of 8) two packs lost 9%, on 16-bit rows they were mixed (-3% to +2%), and the backward,
-/// which holds two tensors per lane, lost up to 5% with two and gained nothing with four. Every
-/// other row: one pack per lane (returns 1).
-template <int kPack>
-int warp_min_packs(int64_t cols) {
-  if (kPack != 4 || cols <= 8 * kPack || cols > 64 * kPack) return 1;
-  return cols <= 32 * kPack ? 2 : 4;
+/// Calls f(std::integral_constant<int, N>{}) with N the packs per lane at least that the forward's
+/// warp path gives a row of `cols` columns in packs of kPack (policy::warp_min_packs: two or four
+/// for fp32 rows of 33-256 columns, in narrower groups; one elsewhere).
+template <int kPack, typename F>
+void with_warp_min_packs(int64_t cols, F&& f) {
+  if constexpr (kPack == 4) {
+    const int packs = policy::warp_min_packs(kPack, cols);
+    if (packs == 2) return f(std::integral_constant<int, 2>{});
+    if (packs == 4) return f(std::integral_constant<int, 4>{});
+  }
+  f(std::integral_constant<int, 1>{});
 }
 /// [warp_packs]
 

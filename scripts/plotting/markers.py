@@ -139,7 +139,7 @@ def rewrite_markers(text, data, peers=None, data_dir=None, notes=None):
 
     def paths(m):
         gpu = m["gpu"] or REFERENCE_GPU
-        return fmt_paths(data_file(data_dir, gpu, m["file"], "paths", " (ch12_production_softmax --paths)"))
+        return fmt_paths(data_file(data_dir, gpu, m["file"], "paths", " (ch14_softmax_backward --paths)"))
 
     def twins(m):
         gpu = m["gpu"] or REFERENCE_GPU

@@ -19,10 +19,10 @@ def short_kernel_name(full):
         if m:
             loop = ", loop" if m[3] in ("true", "1") else ""
             return f"elementwise_kernel<pack {m[1]}, unroll {m[2]}{loop}> {m[4]}<{TYPE_NAMES.get(m[5], m[5])}>"
-    # chapter 12: <cache, Load<T>, Store<T>, pack, block...>: name the storage. Nsight Compute
-    # names the kernel with its namespace or, on some runs, without it.
-    if head.startswith("ch12::") or re.match(r"softmax_\w+<(\w+, )?\w+Load<", base):
-        head = head[len("ch12::"):] if head.startswith("ch12::") else head
+    # chapters 12-14: <cache, Load<T>, Store<T>, pack, block...>: name the storage. Nsight Compute
+    # names the kernel with its namespace (ch12::, ch13::, ch14::) or, on some runs, without it.
+    if re.match(r"ch1[234]::", head) or re.match(r"softmax_\w+<(\w+, )?\w+Load<", base):
+        head = re.sub(r"^ch1[234]::", "", head)
         loads = re.findall(r"(\w+Load)<(\w+)>", base)
         nums = re.findall(r"(?<=[<,] )(\d+)|(?<=<)(\d+)", base.split(">", 1)[-1])
         cache = base.split("<", 1)[1].split(",")[0].strip() if head.startswith("softmax_smem") else None

@@ -177,7 +177,7 @@ def fmt_paths(path):
                  f"{d['cluster_rows_below']} rows"
                  + (f"; the warp path past 1024 columns (16-bit rows, to {d['warp_max_cols']['f16']}), and the "
                     f"block_regs path, from {d['long_warp_rows_min']} rows" if isinstance(d.get("warp_max_cols"), dict) else "")
-                 + "), written by `ch12_production_softmax --paths`; block_regs shows its threads per block. "
+                 + "), written by `ch14_softmax_backward --paths`; block_regs shows its threads per block. "
                  "log_softmax follows softmax's column. scale_mask_softmax does too, except that it never takes "
                  "block_regs (its rows there stay on the warp path while they fit in registers and take shared "
                  "memory past that) or tile (warp), and, caching fp32 logits, leaves shared memory at half the "

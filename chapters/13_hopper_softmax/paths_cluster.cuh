@@ -1,29 +1,31 @@
 /// @file paths_cluster.cuh
-/// @brief Chapter 12's cluster path: several blocks per row, a thread-block cluster, merging
+/// @brief Chapter 13's cluster path: several blocks per row, a thread-block cluster, merging
 /// their (m, d) pairs through distributed shared memory, when rows are too few to fill the GPU
-/// (new here, sm_90). The chunk of a row each block takes, the cluster-wide reduction, the kernel,
-/// the cluster launch (which the backward's shares) and the choice of cluster size. The
-/// backward's kernel is in backward.cuh, its launch in backward_launch.cuh.
+/// (sm_90). The chunk of a row each block takes, the cluster-wide reduction, the kernel, the
+/// cluster launch (which the backward's shares) and the choice of cluster size; the rule for
+/// taking it is the policy's (12_production_softmax/policy.h). The backward's kernel and launch:
+/// 14_softmax_backward/backward_cluster.cuh.
 #pragma once
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <tuple>
-#include <utility>
 
 #include "08_online_softmax/online_softmax.cuh"
+#include "12_production_softmax/paths_common.cuh"
+#include "12_production_softmax/policy.h"
+#include "12_production_softmax/softmax.cuh"
 #include "blocks/occupancy.cuh"
-#include "harness/device.h"
 #include "harness/errors.h"
 #include "harness/launch_math.h"
-#include "paths_common.cuh"
 
-namespace ch12 {
+namespace ch13 {
+
+using ch12::RowCache;
+namespace policy = ch12::policy;
 
 /// [cluster_chunk]
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -79,27 +81,27 @@ __global__ void __launch_bounds__(kBlock)
   course::MaxSum t;
   if constexpr (kCached) {  // two passes over the cached chunk: exact max, then the sum
     float m = -INFINITY;
-    for_each_pack<kBlock, kPack>(load, row, first, count, [&](int64_t p, const float* v) {
+    ch12::for_each_pack<kBlock, kPack>(load, row, first, count, [&](int64_t p, const float* v) {
       cache.put(int(p), v);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
     });
-    m = block_allreduce<kBlock>(m, Max{}, -INFINITY);
+    m = ch12::block_allreduce<kBlock>(m, ch12::Max{}, -INFINITY);
     float s = 0;
     for (int64_t p = threadIdx.x; p < count; p += kBlock) {
       float v[kPack];
       cache.get(p, v);
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) s += m == -INFINITY ? (isnan(v[j]) ? v[j] : 0.0f) : row_exp<Store::kFastExp>(v[j] - m);
+      for (int j = 0; j < kPack; ++j) s += m == -INFINITY ? (isnan(v[j]) ? v[j] : 0.0f) : ch12::row_exp<Store::kFastExp>(v[j] - m);
     }
-    t = {m, block_allreduce<kBlock>(s, Sum{}, 0.0f)};  // a chunk of -inf only: (-inf, 0), merged as such
+    t = {m, ch12::block_allreduce<kBlock>(s, ch12::Sum{}, 0.0f)};  // a chunk of -inf only: (-inf, 0), merged as such
   } else {
-    for_each_pack<kBlock, kPack>(load, row, first, count,
+    ch12::for_each_pack<kBlock, kPack>(load, row, first, count,
                                  [&](int64_t, const float* v) { course::online_update<kPack>(t, v); });
     t = course::block_merge<kBlock>(t);
   }
   t = cluster_allreduce(cluster, &mine, t, course::MaxSum{}, [](course::MaxSum v) { return course::warp_merge(v); });
-  const float k = row_constant(t.d, log);
+  const float k = ch12::row_constant(t.d, log);
   for (int64_t p = threadIdx.x; p < count; p += kBlock) {
     float v[kPack];
     if constexpr (kCached)
@@ -107,11 +109,11 @@ __global__ void __launch_bounds__(kBlock)
     else
       load.template load<kPack>(v, row, (first + p) * kPack);
 #pragma unroll
-    for (int j = 0; j < kPack; ++j) v[j] = finish<Store::kFastExp>(v[j], t.m, k, log);
+    for (int j = 0; j < kPack; ++j) v[j] = ch12::finish<Store::kFastExp>(v[j], t.m, k, log);
     store.template store<kPack>(v, row, (first + p) * kPack);
   }
 #else
-  __trap();  // the host never launches it below sm_90 (see cluster_path_available)
+  __trap();  // the host never launches it below sm_90 (policy::Device::clusters)
 #endif
 }
 /// [cluster_kernel]
@@ -172,7 +174,7 @@ template <int kPack, int kBlock, bool kCached, typename Load, typename Store>
 bool try_cluster(const Load& load, const Store& store, int64_t rows, int64_t cols, int csize, bool log,
                  cudaStream_t stream, bool launch) {
   const int64_t chunk_packs = course::ceil_div(cols / kPack, csize);
-  const size_t smem = kCached ? cache_bytes<typename Load::Cache>(chunk_packs * kPack) : 0;
+  const size_t smem = kCached ? ch12::detail::cache_bytes<typename Load::Cache>(chunk_packs * kPack) : 0;
   return launch_clusters(softmax_cluster_kernel<Load, Store, kPack, kBlock, kCached>, rows, csize, kBlock, smem,
                          stream, launch, load, store, cols, chunk_packs, log);
 }
@@ -181,38 +183,18 @@ template <int kPack, bool kCached, typename Load, typename Store>
 bool cluster_with_block(const Load& load, const Store& store, int64_t rows, int64_t cols, int csize, bool log,
                         cudaStream_t stream, bool launch) {
   const int64_t chunk_packs = course::ceil_div(cols / kPack, csize);
-  if (chunk_packs >= 4096) return try_cluster<kPack, 1024, kCached>(load, store, rows, cols, csize, log, stream, launch);
-  if (chunk_packs >= 512) return try_cluster<kPack, 256, kCached>(load, store, rows, cols, csize, log, stream, launch);
+  if (chunk_packs >= policy::kClusterBlock1024MinPacks)
+    return try_cluster<kPack, 1024, kCached>(load, store, rows, cols, csize, log, stream, launch);
+  if (chunk_packs >= policy::kClusterBlock256MinPacks)
+    return try_cluster<kPack, 256, kCached>(load, store, rows, cols, csize, log, stream, launch);
   return try_cluster<kPack, 128, kCached>(load, store, rows, cols, csize, log, stream, launch);
-}
-
-/// CH12_CLUSTER="SIZE,CACHED" (e.g. "4,1") overrides the choice below, and SIZE the backward's
-/// cluster size (backward_cluster_size): a measurement aid (the lesson's exercises), read once.
-/// CH12_SMEM_CACHE=narrow|wide does the same for launch_smem.
-inline std::pair<int, int> cluster_override() {
-  static const std::pair<int, int> o = [] {
-    std::pair<int, int> v{0, -1};
-    if (const char* e = std::getenv("CH12_CLUSTER")) std::sscanf(e, "%d,%d", &v.first, &v.second);
-    return v;
-  }();
-  return o;
 }
 
 template <int kPack, typename Load, typename Store>
 void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
                     cudaStream_t stream) {
-  constexpr int kMaxCluster = 16;
-  const auto [forced_size, forced_cached] = cluster_override();
-  if (forced_size >= 2) {
-    const bool ok = forced_cached == 1
-                        ? cluster_with_block<kPack, true>(load, store, rows, cols, forced_size, log, stream, true)
-                        : cluster_with_block<kPack, false>(load, store, rows, cols, forced_size, log, stream, true);
-    course::require(ok, "CH12_CLUSTER: no cluster of ", forced_size, " blocks fits on this GPU");
-    return;
-  }
-  int csize = 2;  // enough blocks for one per SM
-  while (csize < kMaxCluster && rows * csize < course::sm_count()) csize *= 2;
-  for (int c = csize; c <= kMaxCluster; c *= 2)  // the smallest cluster whose chunks fit on chip
+  const int csize = policy::cluster_start_size(ch12::device(), rows);  // enough blocks for one per SM
+  for (int c = csize; c <= policy::kMaxClusterBlocks; c *= 2)  // the smallest cluster whose chunks fit on chip
     if (cluster_with_block<kPack, true>(load, store, rows, cols, c, log, stream, true)) return;
   for (int c = csize; c >= 2; c /= 2)  // too long for shared memory: read each chunk twice
     if (cluster_with_block<kPack, false>(load, store, rows, cols, c, log, stream, true)) return;
@@ -221,4 +203,4 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
 /// [cluster_launch]
 
 }  // namespace detail
-}  // namespace ch12
+}  // namespace ch13

@@ -4,9 +4,18 @@
 /// writes it to shared memory, and an mbarrier counts the bytes as they land. Every thread that
 /// needs the data waits on the barrier's phase. sm_90 and later only: the wrappers compile to
 /// nothing below it, and a launcher must not take a path that uses them there.
+///
+/// Through libcu++ (cuda::ptx, CUDA 13.0's CCCL) where its wrapper emits the same PTX instruction
+/// as the inline PTX it replaced: the two fences and the wait. Three stay inline PTX, because
+/// cuda::ptx emits other instructions for them: mbarrier_init takes the count in a register (an
+/// extra mov, and `.shared` for `.shared::cta`); mbarrier_arrive_expect_tx with `.cta` scope
+/// returns the barrier's state into a register where this discards it (`_`); cp_async_bulk
+/// converts the source to a global address first (an extra cvta.to.global).
 #pragma once
 
 #include <cstdint>
+
+#include <cuda/ptx>
 
 namespace course {
 
@@ -23,7 +32,7 @@ template <unsigned kCopies = 1>
 __device__ __forceinline__ void bulk_barrier_init(uint64_t* bar) {
 #if __CUDA_ARCH__ >= 900
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "n"(kCopies) : "memory");
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
 #endif
 }
 
@@ -35,7 +44,7 @@ __device__ __forceinline__ void bulk_barrier_init(uint64_t* bar) {
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
 #if __CUDA_ARCH__ >= 900
   const unsigned b = smem_address(bar);
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
                    smem_address(dst)),
@@ -48,14 +57,8 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
 /// the bytes of that phase's bulk_load are in shared memory and visible to the calling thread.
 __device__ __forceinline__ void bulk_wait(uint64_t* bar, unsigned phase) {
 #if __CUDA_ARCH__ >= 900
-  const unsigned b = smem_address(bar);
-  unsigned done = 0;
-  while (!done)
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done)
-        : "r"(b), "r"(phase)
-        : "memory");
+  while (!cuda::ptx::mbarrier_try_wait_parity(bar, phase)) {
+  }
 #endif
 }
 /// [bulk_copy]

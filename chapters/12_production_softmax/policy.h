@@ -1,0 +1,267 @@
+/// @file policy.h
+/// @brief The production softmax's policy: which path takes a shape, and the tuned numbers of each
+/// path's launch. Host-only C++ (no CUDA), written once for chapters 12-14: the dispatch
+/// (dispatch.cuh here, 13_hopper_softmax/ and 14_softmax_backward/), `--paths` (chapter 14), the
+/// suite's boundary shapes (limits.h) and tests/unit/test_softmax_policy.cpp all call these
+/// functions. Each tuned value is a named constant with one line: what it decides, and the figure
+/// that set it, measured on the H100 (132 SMs, 227 KB of opt-in shared memory per block, 2048
+/// threads per SM). Values that follow from the GPU are functions of `Device`.
+#pragma once
+
+#include <cstdint>
+
+#include "harness/launch_math.h"
+
+namespace ch12 {
+
+/// The six ways a row is processed (paths_*.cuh here, chapter 13's tile and cluster paths).
+/// `automatic` lets the dispatch choose.
+enum class Path { automatic, warp, block_regs, smem, uncached, cluster, tile };
+
+/// "warp", "block_regs", "smem", "uncached", "cluster", "tile" or "automatic".
+constexpr const char* path_name(Path p) {
+  switch (p) {
+    case Path::warp: return "warp";
+    case Path::block_regs: return "block_regs";
+    case Path::smem: return "smem";
+    case Path::uncached: return "uncached";
+    case Path::cluster: return "cluster";
+    case Path::tile: return "tile";
+    default: return "automatic";
+  }
+}
+
+namespace policy {
+
+/// What the rules know of a GPU. Device{} (every field 0) stands for no GPU.
+struct Device {
+  int64_t smem_optin = 0;  // bytes of shared memory a block may opt into
+  int sm_count = 0;        // multiprocessors
+  int threads_per_sm = 0;  // threads one multiprocessor holds at once
+  bool clusters = false;   // thread-block clusters launchable (sm_90 and this build's code)
+  bool bulk_copy = false;  // the bulk copy (cp.async.bulk) on this GPU in this build
+};
+
+/// The device as a dispatch without chapter 13's paths sees it: no bulk copy, no clusters.
+constexpr Device without_hopper_paths(Device d) {
+  d.clusters = d.bulk_copy = false;
+  return d;
+}
+
+/// The operations, as the rules tell them apart.
+enum class Op {
+  softmax,               // softmax and log-softmax read x as stored: every path
+  log_softmax,
+  scale_mask_softmax,    // the fused scale-and-mask: cached as fp32, no block_regs, no tile
+  unfused_logits,        // the unfused comparison's softmax of its fp32 logits: no block_regs
+  softmax_backward,      // y and dy read, dx written
+  log_softmax_backward,
+};
+constexpr bool is_backward(Op op) { return op == Op::softmax_backward || op == Op::log_softmax_backward; }
+
+// ---- The warp path: a group of lanes per row, the row in registers (paths_warp.cuh) ----
+/// [warp_policy]
+/// Threads per block of the warp kernels: 64 and 256 no faster at 32-512 columns, nor 32 and 64 at 256-2048.
+constexpr int kWarpPathBlock = 128;
+/// Columns per lane, fp32: rows of up to 1024 columns held as fp32 (each element converted once).
+constexpr int kWarpColsPerLaneF32 = 32;
+/// Columns per lane, 16-bit: rows to 3072 held as loaded past 32 per lane (3072: 72 registers, not 255).
+constexpr int kWarpColsPerLane16Bit = 96;
+/// Past this many columns the warp path needs kLongRowsPerSm rows per SM (else a block per row).
+constexpr int64_t kWarpAnyRowsMaxCols = 1024;
+/// Rows per SM that count as many (32: the warps an SM holds of the warp kernel at 16-bit 1025-3072).
+constexpr int kLongRowsPerSm = 32;
+/// Rows a group of lanes takes at most: four lost at 16-bit rows of 32 columns and on the backward.
+constexpr int kMaxRowsPerGroup = 2;
+/// Two rows per group only while the grid keeps 1/kHalfWave of a wave (16-bit 32 columns: +10-12%).
+constexpr int kHalfWave = 2;
+/// fp32 forward, packs per lane: one to 32 columns (two lost 9% at 32), two to 128 (+2.5-3.9% at 64-128),
+constexpr int64_t kWarpOnePackMaxCols = 32, kWarpTwoPacksMaxCols = 128;
+/// four to 256 (+0.9-2% at 256), one past it; 16-bit rows and the backward: one (mixed, or slower).
+constexpr int64_t kWarpFourPacksMaxCols = 256;
+/// [warp_policy]
+
+// ---- The block-registers path: a block per row, the row in registers (paths_block_regs.cuh) ----
+/// [block_regs_policy]
+/// Threads of a block-registers block at most, and elements per thread: rows of up to 16384 columns.
+constexpr int kBlockRegsMaxBlock = 1024, kBlockRegsMaxElems = 16;
+constexpr int64_t kBlockRegsMaxCols = int64_t(kBlockRegsMaxBlock) * kBlockRegsMaxElems;
+/// Forward rows of more than this many bytes of x take it (fp32 +0.2-2.0% at 1280-3584 columns),
+constexpr int64_t kBlockRegsForwardMinBytes = 4 * 1024;
+/// and under this many (fp32 4096-5120 columns: 2.0-3.7% slower than the shared-memory path).
+constexpr int64_t kBlockRegsForwardEndBytes = 16 * 1024;
+/// Backward rows whose y and dy hold this many bytes or more (fp32 512 columns: +0.4-0.8% over warp),
+constexpr int64_t kBlockRegsBackwardMinBytes = 4 * 1024;
+/// and under this many (fp32 4096-6144 columns: up to 0.5% slower).
+constexpr int64_t kBlockRegsBackwardEndBytes = 32 * 1024;
+/// Bytes in flight per SM the block size aims at, forward (best of 40-64 KB; 32 KB: -5% at 2048),
+constexpr int64_t kBlockRegsForwardInFlight = 48 * 1024;
+/// and backward (48 KB: up to 7% slower).
+constexpr int64_t kBlockRegsBackwardInFlight = 64 * 1024;
+/// [block_regs_policy]
+
+// ---- The shared-memory path: a block per row, the row in shared memory (paths_smem.cuh) ----
+/// [smem_policy]
+/// Bytes of a block's shared memory kept for the kernels' static shared memory (reductions, mbarrier).
+constexpr int64_t kSmemReservedBytes = 1024;
+/// Packs per thread at least, fp32 and the backward: two (up to +0.8% forward, +1.3% backward, over four).
+constexpr int kSmemMinPacksF32 = 2, kBackwardSmemMinPacks = 2;
+/// Packs per thread at least, 16-bit forward: four (two lost 5-18% at 4096-12288 columns).
+constexpr int kSmemMinPacks16Bit = 4;
+/// 16-bit rows of at most this many packs keep the narrow cache (fp16 1536 columns: 2.48 vs 2.19 TB/s).
+constexpr int64_t kSmemNarrowCacheMaxPacks = 2 * 128;
+/// [smem_policy]
+
+// ---- Chapter 13's tile path: the warp path's groups, rows brought in by a bulk copy ----
+/// [tile_policy]
+/// Forward rows of more than this many bytes (16-bit rows of 32 columns, 64 bytes: 5-8% slower),
+constexpr int64_t kTileMinRowBytes = 64;
+/// and at most this many (+2.8-3.2% at 32 fp32 columns; -1.1% to +1.4% past 256 bytes), packed.
+constexpr int64_t kTileMaxRowBytes = 256;
+/// Bytes of rows a tile holds at most (fp32 32 columns: +4-6% with 8 KB tiles, +3-4% with 4 KB).
+constexpr int kTileBytes = 8 * 1024;
+/// Backward rows of more than this many columns (16 or fewer: level to 6.3% slower),
+constexpr int64_t kBackwardTileMinCols = 16;
+/// and at most this many (fp32 20-128: +0.2-12.5%; 16-bit 144: 3.4-4.3% slower), packed.
+constexpr int64_t kBackwardTileEndCols = 128;
+/// The backward's tile path forced holds rows of up to this many bytes (y and dy: twice the forward's).
+constexpr int64_t kBackwardTileMaxRowBytes = 512;
+/// [tile_policy]
+
+// ---- Chapter 13's cluster path: several blocks per row in a thread-block cluster ----
+/// [cluster_policy]
+/// Rows under SMs / this take the cluster path past shared memory (at 128 rows a block per row won).
+constexpr int kClusterRowsDivisor = 2;
+/// Blocks of a cluster at most: the largest (non-portable) cluster size of sm_90.
+constexpr int kMaxClusterBlocks = 16;
+/// A block of the forward cluster kernel: 1024 threads from this many packs per block (as first set),
+constexpr int64_t kClusterBlock1024MinPacks = 4096;
+/// 256 threads from this many, else 128 (as first set; not re-measured).
+constexpr int64_t kClusterBlock256MinPacks = 512;
+/// Packs per thread at least on the backward cluster's block size (chapter 06's floor).
+constexpr int kBackwardClusterMinPacks = 4;
+/// [cluster_policy]
+
+// ---- What follows from the device ----
+
+/// Columns a lane of the warp path holds, for elements of `elem_bytes` bytes.
+constexpr int warp_cols_per_lane(int elem_bytes) {
+  return elem_bytes == 2 ? kWarpColsPerLane16Bit : kWarpColsPerLaneF32;
+}
+/// The warp path's longest row: 1024 fp32 columns, 3072 16-bit ones.
+constexpr int64_t warp_max_cols(int elem_bytes) { return 32 * int64_t(warp_cols_per_lane(elem_bytes)); }
+
+/// Rows from which the warp path takes rows past kWarpAnyRowsMaxCols, and block_regs any: 32 x SMs.
+constexpr int64_t long_rows_min(const Device& d) { return int64_t(kLongRowsPerSm) * d.sm_count; }
+
+/// Half a wave: half the threads the SMs hold at once (132 x 2048 / 2 on the H100).
+constexpr int64_t half_wave_threads(const Device& d) { return int64_t(d.sm_count) * d.threads_per_sm / kHalfWave; }
+
+/// Whether groups of `width` lanes taking `rows_per_group` rows each give the grid half a wave.
+constexpr bool half_wave(const Device& d, int64_t rows, int width, int rows_per_group) {
+  return course::ceil_div(rows, rows_per_group) * width >= half_wave_threads(d);
+}
+
+/// Packs per lane at least that the forward's warp path gives a row of `cols` in packs of `pack`.
+constexpr int warp_min_packs(int pack, int64_t cols) {
+  if (pack != 4 || cols <= kWarpOnePackMaxCols || cols > kWarpFourPacksMaxCols) return 1;
+  return cols <= kWarpTwoPacksMaxCols ? 2 : 4;
+}
+
+/// The longest row of which `copies` copies of `elem_bytes`-byte elements fit in a block's shared
+/// memory, in whole 16-byte pieces, kSmemReservedBytes kept (0 without a GPU).
+constexpr int64_t cols_in_smem(const Device& d, int elem_bytes, int copies) {
+  return d.smem_optin > kSmemReservedBytes ? (d.smem_optin - kSmemReservedBytes) / copies / 16 * 16 / elem_bytes : 0;
+}
+
+/// Packs per thread at least for the forward shared-memory kernel's block size.
+constexpr int smem_min_packs(int pack) { return pack >= 8 ? kSmemMinPacks16Bit : kSmemMinPacksF32; }
+
+/// Whether the forward takes the block-registers path for a row of `row_bytes` (with rows enough).
+constexpr bool block_regs_forward_fits(int64_t row_bytes) {
+  return row_bytes > kBlockRegsForwardMinBytes && row_bytes < kBlockRegsForwardEndBytes;
+}
+/// Whether the backward does, for y and dy of `bytes` together.
+constexpr bool block_regs_backward_fits(int64_t bytes) {
+  return bytes >= kBlockRegsBackwardMinBytes && bytes < kBlockRegsBackwardEndBytes;
+}
+
+/// Whether the forward takes the tile path for a packed row of `row_bytes` (where warp would).
+constexpr bool tile_fits(int64_t row_bytes) { return row_bytes > kTileMinRowBytes && row_bytes <= kTileMaxRowBytes; }
+/// Whether the backward does, for a packed row of `cols` columns, in every dtype.
+constexpr bool backward_tile_fits(int64_t cols) { return cols > kBackwardTileMinCols && cols <= kBackwardTileEndCols; }
+
+/// Fewer rows than this take the cluster path for rows too long for shared memory (0 without clusters).
+constexpr int64_t cluster_rows_below(const Device& d) { return d.clusters ? d.sm_count / kClusterRowsDivisor : 0; }
+
+/// The smallest cluster (a power of two, 2 to kMaxClusterBlocks) that gives each SM a block.
+constexpr int cluster_start_size(const Device& d, int64_t rows) {
+  int csize = 2;
+  while (csize < kMaxClusterBlocks && rows * csize < d.sm_count) csize *= 2;
+  return csize;
+}
+
+/// The backward's cluster size: from cluster_start_size, the first whose chunks of y and dy both
+/// fit in a block's shared memory; 0 when none does or the GPU has no clusters.
+constexpr int backward_cluster_size(const Device& d, int64_t rows, int64_t cols, int elem_bytes) {
+  if (!d.clusters) return 0;
+  for (int csize = cluster_start_size(d, rows); csize <= kMaxClusterBlocks; csize *= 2)
+    if (course::ceil_div(cols, csize) <= cols_in_smem(d, elem_bytes, 2)) return csize;
+  return 0;
+}
+/// The backward cluster path's longest row: kMaxClusterBlocks blocks, each caching its chunk of y and dy.
+constexpr int64_t backward_cluster_max_cols(const Device& d, int elem_bytes) {
+  return kMaxClusterBlocks * cols_in_smem(d, elem_bytes, 2);
+}
+
+// ---- The rules ----
+
+/// [forward_rule]
+/// The forward path of rows x cols of `elem_bytes`-byte elements; `packed`: 16-byte packs apply
+/// (cols a multiple of 16 bytes, every pointer aligned). In order:
+///  1. more than 4 KB and under 16 KB of x, rows enough: block_regs (softmax and log-softmax);
+///  2. the row in a warp's registers (past 1024 columns, rows enough): tile for packed rows of
+///     65-256 bytes with the bulk copy (a plain load), else warp;
+///  3. the row (as cached) in a block's shared memory: smem;
+///  4. with clusters, fewer rows than SMs / 2: cluster;
+///  5. uncached.
+constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed) {
+  const bool plain = op == Op::softmax || op == Op::log_softmax;
+  const int cache_bytes = op == Op::scale_mask_softmax ? 4 : elem_bytes;
+  const bool many_rows = rows >= long_rows_min(d);
+  if (plain && packed && block_regs_forward_fits(cols * elem_bytes) && many_rows) return Path::block_regs;
+  if (cols <= warp_max_cols(elem_bytes) && (cols <= kWarpAnyRowsMaxCols || many_rows))
+    return op != Op::scale_mask_softmax && packed && tile_fits(cols * elem_bytes) && d.bulk_copy ? Path::tile
+                                                                                                  : Path::warp;
+  if (cols <= cols_in_smem(d, cache_bytes, 1)) return Path::smem;
+  if (d.clusters && rows < cluster_rows_below(d)) return Path::cluster;
+  return Path::uncached;
+}
+/// [forward_rule]
+
+/// [backward_rule]
+/// The backward path: block_regs for y and dy of 4 KB to 32 KB (packed, rows enough); warp while
+/// the rows fit in registers (tile for packed rows of 17-128 columns with the bulk copy); smem while
+/// y and dy both fit in a block's shared memory; log-softmax: smem with dy alone while it fits (its
+/// sum needs dy only); a cluster whose blocks hold both; smem with y alone; uncached.
+constexpr Path backward_path(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed) {
+  const bool many_rows = rows >= long_rows_min(d);
+  if (packed && many_rows && block_regs_backward_fits(2 * cols * elem_bytes)) return Path::block_regs;
+  if (cols <= warp_max_cols(elem_bytes) && (cols <= kWarpAnyRowsMaxCols || many_rows))
+    return packed && backward_tile_fits(cols) && d.bulk_copy ? Path::tile : Path::warp;
+  if (cols <= cols_in_smem(d, elem_bytes, 2)) return Path::smem;
+  if (op == Op::log_softmax_backward && cols <= cols_in_smem(d, elem_bytes, 1)) return Path::smem;
+  if (backward_cluster_size(d, rows, cols, elem_bytes) > 0) return Path::cluster;
+  if (cols <= cols_in_smem(d, elem_bytes, 1)) return Path::smem;
+  return Path::uncached;
+}
+/// [backward_rule]
+
+/// Either rule, as `op` says.
+constexpr Path path_for(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed) {
+  return is_backward(op) ? backward_path(d, op, rows, cols, elem_bytes, packed)
+                         : forward_path(d, op, rows, cols, elem_bytes, packed);
+}
+
+}  // namespace policy
+}  // namespace ch12

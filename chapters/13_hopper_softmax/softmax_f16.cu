@@ -1,0 +1,9 @@
+/// @file softmax_f16.cu
+/// @brief Chapter 13's launchers instantiated for __half storage (one file per type: the kernels
+/// compile in parallel).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "dispatch.cuh"
+
+CH13_INSTANTIATE(__half)

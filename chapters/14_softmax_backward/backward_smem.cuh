@@ -1,0 +1,117 @@
+/// @file backward_smem.cuh
+/// @brief Chapter 14's shared-memory path: a block per row caching y and dy (or one of them) in
+/// shared memory (chapter 12's shared-memory path for the backward). The kernel, and the launch
+/// with its choice of what to cache.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "backward_common.cuh"
+#include "blocks/occupancy.cuh"
+#include "harness/errors.h"
+
+namespace ch14 {
+
+/// [backward_smem]
+/// What the backward's shared-memory kernel keeps of a row (profilers print the number).
+enum class BackwardCache {
+  y_dy = 0,  // both: each read once, the write pass from shared memory
+  y = 1,     // y alone, when both do not fit: dy read again in the write pass (from L2 while fresh)
+  dy = 2,    // dy alone, for log-softmax when both do not fit: its sum needs dy only, so the sum
+             // pass reads dy and the write pass reads y, each once
+};
+
+/// A block per row, caching what kCache names in shared memory (each in its Load::Cache type):
+/// sum the row's grad_term, then write dx.
+template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock, BackwardCache kCache>
+__global__ void __launch_bounds__(kBlock)
+    softmax_backward_smem_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols,
+                                 size_t dy_offset, bool log) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int64_t num_packs = cols / kPack;
+  const RowCache<typename LoadY::Cache, kPack> cy{reinterpret_cast<typename LoadY::Cache*>(smem), int(num_packs)};
+  const RowCache<typename LoadDy::Cache, kPack> cdy{reinterpret_cast<typename LoadDy::Cache*>(smem + dy_offset),
+                                                    int(num_packs)};
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    float s = 0;
+    if constexpr (kCache == BackwardCache::dy) {  // log-softmax: y is not needed until the write
+      for_each_pack<kBlock, kPack>(load_dy, row, 0, num_packs, [&](int64_t p, const float* dy) {
+        cdy.put(int(p), dy);
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) s += dy[j];
+      });
+      s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
+      for_each_pack<kBlock, kPack>(load_y, row, 0, num_packs, [&](int64_t p, const float* y) {
+        float dy[kPack];
+        cdy.get(int(p), dy);
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) dy[j] = grad<Store::kFastExp>(y[j], dy[j], s, true);
+        store.template store<kPack>(dy, row, p * kPack);
+      });
+      continue;
+    }
+    for_each_pack2<kBlock, kPack>(load_y, load_dy, row, 0, num_packs, [&](int64_t p, const float* y, const float* dy) {
+      cy.put(int(p), y);
+      if constexpr (kCache == BackwardCache::y_dy) cdy.put(int(p), dy);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
+    });
+    s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
+    for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {
+      float y[kPack], dy[kPack];
+      cy.get(p, y);
+      if constexpr (kCache == BackwardCache::y_dy)
+        cdy.get(p, dy);
+      else
+        load_dy.template load<kPack>(dy, row, p * kPack);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) y[j] = grad<Store::kFastExp>(y[j], dy[j], s, log);
+      store.template store<kPack>(y, row, p * kPack);
+    }
+  }
+}
+/// [backward_smem]
+
+namespace detail {
+
+/// [backward_smem_launch]
+/// The shared-memory path's cache: y and dy while both fit; past that, dy alone for log-softmax
+/// (its sum needs nothing else: each tensor is still read once) and y alone for softmax (dy read
+/// twice). Where both fit, dy alone was no faster for log-softmax (H100: level or up to 1.4%
+/// slower at rows = 49152, 7-28% slower at 128 rows, where its write pass waits on DRAM for y
+/// instead of reading shared memory).
+template <int kPack, typename T>
+void launch_backward_smem(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
+                          int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  using L = DirectLoad<T>;
+  using S = DirectStore<T>;
+  auto launch = [&](auto cache) {
+    constexpr BackwardCache kCache = decltype(cache)::value;
+    const size_t row_bytes = cache_bytes<T>(cols);
+    const size_t dy_offset = kCache == BackwardCache::dy ? 0 : row_bytes;  // dy after y, when y is cached
+    const size_t smem = kCache == BackwardCache::y_dy ? 2 * row_bytes : row_bytes;
+    auto kernel_for = [&](auto block) {
+      return softmax_backward_smem_kernel<L, L, S, kPack, decltype(block)::value, kCache>;
+    };
+    course::with_occupancy_block(cols / kPack, policy::kBackwardSmemMinPacks, smem, kernel_for, [&](auto block) {
+      constexpr int kBlock = decltype(block)::value;
+      kernel_for(block)<<<row_blocks(rows), kBlock, smem, stream>>>(load_y, load_dy, store, rows, cols, dy_offset,
+                                                                    log);
+      CUDA_CHECK_LAUNCH();
+    });
+  };
+  using Cache = BackwardCache;
+  if (cols <= cols_in_smem<T>(2))
+    launch(std::integral_constant<Cache, Cache::y_dy>{});
+  else if (log)
+    launch(std::integral_constant<Cache, Cache::dy>{});
+  else
+    launch(std::integral_constant<Cache, Cache::y>{});
+}
+/// [backward_smem_launch]
+
+}  // namespace detail
+}  // namespace ch14

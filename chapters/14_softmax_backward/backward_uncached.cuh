@@ -1,0 +1,70 @@
+/// @file backward_uncached.cuh
+/// @brief Chapter 14's uncached path: a block per row reading y and dy twice (chapter 12's
+/// uncached path for the backward). The kernel and the launch.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backward_common.cuh"
+#include "harness/errors.h"
+
+namespace ch14 {
+
+/// [backward_uncached]
+/// A block per row, nothing cached: y and dy read for the sum (log-softmax: dy alone), then again
+/// to write dx, the second time partly from L2. It runs where rows are long and few, one block of
+/// 1024 threads per SM, so the loads in flight per thread cover the latency: four packs of each
+/// tensor, held as loaded (kHold), which 16-bit rows need to stay within 64 registers.
+/// kLog is a template parameter: softmax's instantiation carries none of log-softmax's code.
+template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock, bool kLog>
+__global__ void __launch_bounds__(kBlock)
+    softmax_backward_uncached_kernel(LoadY load_y, LoadDy load_dy, Store store, int64_t rows, int64_t cols) {
+  constexpr int kUnroll = 4;
+  constexpr bool kHold = true;
+  const int64_t num_packs = cols / kPack;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    float s = 0;
+    if constexpr (kLog) {  // log-softmax sums dy alone: y is read once, in the write pass
+      for_each_pack<kBlock, kPack, kUnroll, false, kHold>(load_dy, row, 0, num_packs, [&](int64_t, const float* dy) {
+#pragma unroll
+        for (int j = 0; j < kPack; ++j) s += dy[j];
+      });
+    } else {
+      for_each_pack2<kBlock, kPack, kUnroll, kHold>(load_y, load_dy, row, 0, num_packs,
+                                                    [&](int64_t, const float* y, const float* dy) {
+#pragma unroll
+                                                      for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], false);
+                                                    });
+    }
+    s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
+    for_each_pack2<kBlock, kPack, kUnroll, kHold>(load_y, load_dy, row, 0, num_packs,
+                                                  [&](int64_t p, const float* y, const float* dy) {
+                                                    float out[kPack];
+#pragma unroll
+                                                    for (int j = 0; j < kPack; ++j) out[j] = grad<Store::kFastExp>(y[j], dy[j], s, kLog);
+                                                    store.template store<kPack>(out, row, p * kPack);
+                                                  });
+  }
+}
+/// [backward_uncached]
+
+namespace detail {
+
+template <int kPack, typename T>
+void launch_backward_uncached(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
+                              int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+  constexpr int kBlock = 1024;
+  const unsigned grid = row_blocks(rows);
+  if (log)
+    softmax_backward_uncached_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack, kBlock, true>
+        <<<grid, kBlock, 0, stream>>>(load_y, load_dy, store, rows, cols);
+  else
+    softmax_backward_uncached_kernel<DirectLoad<T>, DirectLoad<T>, DirectStore<T>, kPack, kBlock, false>
+        <<<grid, kBlock, 0, stream>>>(load_y, load_dy, store, rows, cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace detail
+}  // namespace ch14

@@ -1,0 +1,194 @@
+// The production softmax's policy (chapters/12_production_softmax/policy.h): the forward and backward
+// path rules at each threshold +-1 on three made-up GPUs, and the suite's boundary shapes
+// (limits.h) on each side of the rules' changes. Host-only: no GPU needed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "12_production_softmax/limits.h"
+#include "12_production_softmax/policy.h"
+
+namespace {
+
+using ch12::Path;
+using ch12::policy::Device;
+using ch12::policy::Op;
+namespace policy = ch12::policy;
+
+// An H100: 132 SMs, 227 KB of opt-in shared memory per block, 2048 threads per SM, clusters and the
+// bulk copy. An A100-like GPU without clusters or the bulk copy (163 KB, 108 SMs). A card with less
+// shared memory (99 KB, 128 SMs of 1536 threads), no clusters, no bulk copy.
+constexpr Device kH100{227 * 1024, 132, 2048, true, true};
+constexpr Device kNoHopper{163 * 1024, 108, 2048, false, false};
+constexpr Device kSmallSmem{99 * 1024, 128, 1536, false, false};
+
+Path fwd(const Device& d, int64_t rows, int64_t cols, int elem = 4, bool packed = true, Op op = Op::softmax) {
+  return policy::forward_path(d, op, rows, cols, elem, packed);
+}
+Path bwd(const Device& d, int64_t rows, int64_t cols, int elem = 4, bool packed = true, Op op = Op::softmax_backward) {
+  return policy::backward_path(d, op, rows, cols, elem, packed);
+}
+
+TEST(SoftmaxPolicy, DerivedFromTheDevice) {
+  EXPECT_EQ(policy::long_rows_min(kH100), 4224);  // 32 x 132
+  EXPECT_EQ(policy::cluster_rows_below(kH100), 66);
+  EXPECT_EQ(policy::cluster_rows_below(kNoHopper), 0);
+  EXPECT_EQ(policy::half_wave_threads(kH100), 135168);
+  EXPECT_EQ(policy::cols_in_smem(kH100, 4, 1), 57856);  // (232448 - 1024) / 4
+  EXPECT_EQ(policy::cols_in_smem(kH100, 2, 1), 115712);
+  EXPECT_EQ(policy::cols_in_smem(kH100, 4, 2), 28928);
+  EXPECT_EQ(policy::cols_in_smem(kSmallSmem, 4, 1), 25088);
+  EXPECT_EQ(policy::cols_in_smem(Device{}, 4, 1), 0);  // no GPU
+  EXPECT_EQ(policy::backward_cluster_max_cols(kH100, 4), 16 * 28928);
+  EXPECT_EQ(policy::warp_max_cols(4), 1024);
+  EXPECT_EQ(policy::warp_max_cols(2), 3072);
+}
+
+TEST(SoftmaxPolicy, WarpPacksPerLane) {
+  EXPECT_EQ(policy::warp_min_packs(4, 32), 1);
+  EXPECT_EQ(policy::warp_min_packs(4, 33), 2);
+  EXPECT_EQ(policy::warp_min_packs(4, 128), 2);
+  EXPECT_EQ(policy::warp_min_packs(4, 129), 4);
+  EXPECT_EQ(policy::warp_min_packs(4, 256), 4);
+  EXPECT_EQ(policy::warp_min_packs(4, 257), 1);
+  EXPECT_EQ(policy::warp_min_packs(8, 64), 1);  // 16-bit rows: one pack per lane
+}
+
+TEST(SoftmaxPolicy, ForwardBlockRegisters) {
+  const int64_t r = policy::long_rows_min(kH100);
+  EXPECT_EQ(fwd(kH100, r, 1024), Path::warp);        // 4 KB: not more than 4 KB
+  EXPECT_EQ(fwd(kH100, r, 1028), Path::block_regs);  // the first packed row past 4 KB
+  EXPECT_EQ(fwd(kH100, r - 1, 1028), Path::smem);    // rows too few
+  EXPECT_EQ(fwd(kH100, r, 1029, 4, false), Path::smem);  // not packed
+  EXPECT_EQ(fwd(kH100, r, 4092), Path::block_regs);
+  EXPECT_EQ(fwd(kH100, r, 4096), Path::smem);        // 16 KB
+  EXPECT_EQ(fwd(kH100, r, 2048, 2), Path::warp);     // 16-bit: 4 KB, in a warp's registers
+  EXPECT_EQ(fwd(kH100, r, 2056, 2), Path::block_regs);
+  EXPECT_EQ(fwd(kH100, r, 8184, 2), Path::block_regs);
+  EXPECT_EQ(fwd(kH100, r, 8192, 2), Path::smem);
+  EXPECT_EQ(fwd(kH100, r, 2056, 2, true, Op::scale_mask_softmax), Path::warp);  // no block_regs: warp
+  EXPECT_EQ(fwd(kH100, r, 1028, 4, true, Op::unfused_logits), Path::smem);
+  const int64_t small = policy::long_rows_min(kSmallSmem);  // 4096
+  EXPECT_EQ(fwd(kSmallSmem, small, 1028), Path::block_regs);
+  EXPECT_EQ(fwd(kSmallSmem, small - 1, 1028), Path::smem);
+}
+
+TEST(SoftmaxPolicy, ForwardWarpRows) {
+  const int64_t r = policy::long_rows_min(kH100);
+  EXPECT_EQ(fwd(kH100, 1, 1024, 2), Path::warp);
+  EXPECT_EQ(fwd(kH100, 1, 1025, 2), Path::smem);      // past 1024 columns, few rows
+  EXPECT_EQ(fwd(kH100, r - 1, 1025, 2), Path::smem);
+  EXPECT_EQ(fwd(kH100, r, 1025, 2), Path::warp);
+  EXPECT_EQ(fwd(kH100, r, 3072, 2, false), Path::warp);
+  EXPECT_EQ(fwd(kH100, r, 3073, 2, false), Path::smem);  // past the warp's registers
+  EXPECT_EQ(fwd(kH100, r, 1025, 4, false), Path::smem);  // fp32: 1024 at most
+}
+
+TEST(SoftmaxPolicy, ForwardTile) {
+  EXPECT_EQ(fwd(kH100, 4096, 16), Path::warp);  // 64 bytes
+  EXPECT_EQ(fwd(kH100, 4096, 20), Path::tile);
+  EXPECT_EQ(fwd(kH100, 4096, 64), Path::tile);  // 256 bytes
+  EXPECT_EQ(fwd(kH100, 4096, 68), Path::warp);
+  EXPECT_EQ(fwd(kH100, 4096, 21, 4, false), Path::warp);  // not packed
+  EXPECT_EQ(fwd(kH100, 4096, 32, 2), Path::warp);   // 64 bytes
+  EXPECT_EQ(fwd(kH100, 4096, 40, 2), Path::tile);
+  EXPECT_EQ(fwd(kH100, 4096, 128, 2), Path::tile);
+  EXPECT_EQ(fwd(kH100, 4096, 136, 2), Path::warp);
+  EXPECT_EQ(fwd(kH100, 4096, 32, 4, true, Op::scale_mask_softmax), Path::warp);
+  EXPECT_EQ(fwd(kH100, 4096, 32, 4, true, Op::unfused_logits), Path::tile);
+  EXPECT_EQ(fwd(kNoHopper, 4096, 32), Path::warp);  // no bulk copy
+  EXPECT_EQ(fwd(policy::without_hopper_paths(kH100), 4096, 32), Path::warp);
+}
+
+TEST(SoftmaxPolicy, ForwardSharedMemoryAndCluster) {
+  EXPECT_EQ(fwd(kH100, 1, 57856), Path::smem);
+  EXPECT_EQ(fwd(kH100, 1, 57857), Path::cluster);
+  EXPECT_EQ(fwd(kH100, 65, 57860), Path::cluster);
+  EXPECT_EQ(fwd(kH100, 66, 57860), Path::uncached);
+  EXPECT_EQ(fwd(kH100, 1, 115712, 2), Path::smem);  // 16-bit rows cached as stored
+  EXPECT_EQ(fwd(kH100, 1, 115713, 2), Path::cluster);
+  EXPECT_EQ(fwd(kH100, 1, 57857, 2, true, Op::scale_mask_softmax), Path::cluster);  // cached as fp32
+  EXPECT_EQ(fwd(policy::without_hopper_paths(kH100), 1, 57857), Path::uncached);
+  EXPECT_EQ(fwd(kNoHopper, 1, 41472), Path::smem);  // (166912 - 1024) / 4
+  EXPECT_EQ(fwd(kNoHopper, 1, 41473), Path::uncached);
+  EXPECT_EQ(fwd(kSmallSmem, 1, 25088), Path::smem);
+  EXPECT_EQ(fwd(kSmallSmem, 1, 25089), Path::uncached);
+}
+
+TEST(SoftmaxPolicy, BackwardBlockRegistersAndTile) {
+  const int64_t r = policy::long_rows_min(kH100);
+  EXPECT_EQ(bwd(kH100, r, 508), Path::warp);  // y and dy: 4064 bytes
+  EXPECT_EQ(bwd(kH100, r, 512), Path::block_regs);
+  EXPECT_EQ(bwd(kH100, r - 1, 512), Path::warp);
+  EXPECT_EQ(bwd(kH100, r, 513, 4, false), Path::warp);
+  EXPECT_EQ(bwd(kH100, r, 4092), Path::block_regs);
+  EXPECT_EQ(bwd(kH100, r, 4096), Path::smem);  // 32 KB
+  EXPECT_EQ(bwd(kH100, r, 1024, 2), Path::block_regs);
+  EXPECT_EQ(bwd(kH100, r, 1016, 2), Path::warp);
+  EXPECT_EQ(bwd(kH100, r, 8184, 2), Path::block_regs);
+  EXPECT_EQ(bwd(kH100, r, 8192, 2), Path::smem);
+  EXPECT_EQ(bwd(kH100, 4096, 16), Path::warp);
+  EXPECT_EQ(bwd(kH100, 4096, 20), Path::tile);
+  EXPECT_EQ(bwd(kH100, 4096, 128), Path::tile);
+  EXPECT_EQ(bwd(kH100, 4096, 132), Path::warp);
+  EXPECT_EQ(bwd(kH100, 4096, 24, 2), Path::tile);  // in columns, whatever the dtype
+  EXPECT_EQ(bwd(kH100, 4096, 136, 2), Path::warp);
+  EXPECT_EQ(bwd(kH100, 4096, 17, 4, false), Path::warp);
+  EXPECT_EQ(bwd(kNoHopper, 4096, 20), Path::warp);
+}
+
+TEST(SoftmaxPolicy, BackwardSharedMemoryClusterUncached) {
+  const Op log = Op::log_softmax_backward;
+  EXPECT_EQ(bwd(kH100, 1, 28928), Path::smem);  // y and dy both
+  EXPECT_EQ(bwd(kH100, 1, 28929), Path::cluster);
+  EXPECT_EQ(bwd(kH100, 1, 28929, 4, true, log), Path::smem);  // dy alone
+  EXPECT_EQ(bwd(kH100, 1, 57857, 4, true, log), Path::cluster);
+  EXPECT_EQ(bwd(kH100, 3, 16 * 28928), Path::cluster);
+  EXPECT_EQ(bwd(kH100, 3, 16 * 28928 + 1), Path::uncached);
+  EXPECT_EQ(bwd(kNoHopper, 1, 20736), Path::smem);  // both: (166912 - 1024) / 2 / 4
+  EXPECT_EQ(bwd(kNoHopper, 1, 20737), Path::smem);  // y alone
+  EXPECT_EQ(bwd(kNoHopper, 1, 41473), Path::uncached);
+  EXPECT_EQ(bwd(kSmallSmem, 1, 25089, 4, true, log), Path::uncached);
+  // The cluster grows where a chunk of y and dy stops fitting, from the size that fills the SMs.
+  EXPECT_EQ(policy::backward_cluster_size(kH100, 66, 2 * 28928, 4), 2);
+  EXPECT_EQ(policy::backward_cluster_size(kH100, 66, 2 * 28928 + 1, 4), 4);
+  EXPECT_EQ(policy::backward_cluster_size(kH100, 65, 28929, 4), 4);  // 65 x 2 < 132 SMs
+  EXPECT_EQ(policy::backward_cluster_size(kH100, 1, 16 * 28928 + 1, 4), 0);
+  EXPECT_EQ(policy::backward_cluster_size(kNoHopper, 1, 28929, 4), 0);
+}
+
+// Each boundary shape pair the suite checks sits on each side of a change of the rule's path.
+TEST(SoftmaxPolicy, SuiteShapesStraddleTheRules) {
+  for (const Device& d : {kH100, kNoHopper, kSmallSmem})
+    for (int elem : {4, 2}) {
+      const int64_t r = policy::long_rows_min(d);
+      const auto [first, end] = ch12::limits::block_regs_cols(elem, false);
+      EXPECT_NE(fwd(d, r - 1, first, elem), Path::block_regs);
+      EXPECT_EQ(fwd(d, r, first, elem), Path::block_regs);
+      EXPECT_NE(fwd(d, r, first - 16 / elem, elem), Path::block_regs);
+      EXPECT_EQ(fwd(d, r, end - 16 / elem, elem), Path::block_regs);
+      EXPECT_NE(fwd(d, r, end, elem), Path::block_regs);
+      const auto [bfirst, bend] = ch12::limits::block_regs_cols(elem, true);
+      EXPECT_NE(bwd(d, r - 1, bfirst, elem), Path::block_regs);
+      EXPECT_EQ(bwd(d, r, bfirst, elem), Path::block_regs);
+      EXPECT_NE(bwd(d, r, bend, elem), Path::block_regs);
+      for (auto [rows, cols] : ch12::limits::cluster_rows_boundary(d, policy::cols_in_smem(d, elem, 1)))
+        EXPECT_EQ(fwd(d, rows, cols, elem) == Path::cluster, rows < policy::cluster_rows_below(d));
+      // The half-wave line: two rows per group from warp_two_rows_min rows, one below.
+      for (bool backward : {false, true})
+        for (int64_t cols : {32, 64, 256}) {
+          const int64_t line = ch12::limits::warp_two_rows_min(d, elem, cols, backward);
+          if (line <= 1) continue;
+          const int width = elem == 4 && !backward && cols > 32 ? int(cols / 4 / policy::warp_min_packs(4, cols))
+                                                                 : int(std::min<int64_t>(32, cols / (16 / elem)));
+          EXPECT_TRUE(policy::half_wave(d, line, width, 2)) << cols;
+          EXPECT_FALSE(policy::half_wave(d, line - 1, width, 2)) << cols;
+        }
+    }
+  EXPECT_TRUE(ch12::limits::cluster_rows_boundary(kNoHopper, 41472).empty());
+  EXPECT_EQ(ch12::limits::backward_cluster_shapes(kH100, 4).front(), std::make_pair(int64_t(66), 2 * int64_t(28928)));
+  EXPECT_TRUE(ch12::limits::dispatch(Op::softmax, 4, Device{}, true).shapes.empty());  // --list without a GPU
+}
+
+}  // namespace
