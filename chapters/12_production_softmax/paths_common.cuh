@@ -100,9 +100,8 @@ __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int
 /// Guide bounds __expf's error by 2 + 1.173|x| fp32 ulps: under 2^-16 relative down to the flush
 /// (x ~ -87), under 2^-18 for x >= -17. The output's rounding is up to 2^-11 (fp16) or 2^-8
 /// (bf16). __expf itself keeps subnormal results with a compare and two predicated multiplies,
-/// which measured slower (the lesson's "A cheaper exponential for 16-bit output"); it is also a
-/// different PTX instruction (ex2.approx.f32, without .ftz), hence the inline PTX. exp(-inf) = 0,
-/// exp(NaN) = NaN.
+/// which measured slower (TUNING.md); it is also a different PTX instruction (ex2.approx.f32,
+/// without .ftz), hence the inline PTX. exp(-inf) = 0, exp(NaN) = NaN.
 template <bool kFast>
 __device__ __forceinline__ float row_exp(float x) {
   if constexpr (kFast) {
@@ -193,10 +192,9 @@ void with_pack(int pack, F&& f) {
 /// [row_blocks]
 /// Blocks of a kernel with a block per row: one for every row (the kernels' grid-stride loop only
 /// serves rows past the hardware's 2^31 - 1 blocks). A block that takes a second row lives twice
-/// as long, and the kernel's end waits on the last blocks to finish theirs. Capped at 64 waves of
-/// the blocks an SM holds (this chapter's grid until the change), 49152 rows gave most blocks two
-/// rows from 8192 fp32 columns on, and the shared-memory kernels ran 0.5-2.4% slower there
-/// (same-session A/B on the H100, 2026-11).
+/// as long, and the kernel's end waits on the last blocks to finish theirs: with the grid capped
+/// at 64 waves of resident blocks, 49152 rows gave most blocks two rows from 8192 fp32 columns on,
+/// and the shared-memory kernels ran 0.5-2.4% slower there (H100, 2026-11; TUNING.md).
 inline unsigned row_blocks(int64_t rows) { return unsigned(std::clamp<int64_t>(rows, 1, INT32_MAX)); }
 /// [row_blocks]
 

@@ -60,7 +60,7 @@ struct RowRegs<Load, kPack, kPacks, true> {
 /// [warp_kernel]
 /// Chapter 04's warp kernel with functors, and log-softmax as a flag (a uniform branch): each
 /// group of kWidth lanes takes kRows rows at a time (warp_rows), grid-stride over the rows.
-/// Every load of the group's rows is issued before any is used; the row stays in registers
+/// Every load of the group's rows is started before any is used; the row stays in registers
 /// (RowRegs) for the three passes: max, sum of exponentials, write. Where the row is held as
 /// fp32, the softmax keeps the exponentials from the sum pass, as chapter 04 does: one `expf` per
 /// element.

@@ -5,7 +5,8 @@
 /// suite's boundary shapes (limits.h) and tests/unit/test_softmax_policy.cpp all call these
 /// functions. Each tuned value is a named constant with one line: what it decides, and the figure
 /// that set it, measured on the H100 (132 SMs, 227 KB of opt-in shared memory per block, 2048
-/// threads per SM). Values that follow from the GPU are functions of `Device`.
+/// threads per SM); the TUNING.md of the chapter whose path it tunes has the measurement's date and
+/// how to repeat it. Values that follow from the GPU are functions of `Device`.
 #pragma once
 
 #include <cstdint>

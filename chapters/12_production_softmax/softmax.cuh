@@ -21,6 +21,7 @@
 
 namespace ch12 {
 
+/// [device]
 /// The GPU as the policy sees it, read once (policy::Device{} without a GPU).
 inline const policy::Device& device() {
   static const policy::Device d = [] {
@@ -39,6 +40,7 @@ inline const policy::Device& device() {
   }();
   return d;
 }
+/// [device]
 
 /// y = softmax(x) over each row. Paths: automatic, warp, block_regs, smem, uncached.
 template <typename T>

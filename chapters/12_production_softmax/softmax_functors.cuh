@@ -25,7 +25,7 @@ constexpr int kPiece = kPack * int(sizeof(T)) > 16 ? int(16 / sizeof(T)) : kPack
 /// `Cache` is the narrowest type that holds what load() returns exactly: a kernel that keeps the
 /// row in shared memory stores it in that type (the storage type for a plain load: half the
 /// bytes of fp32 for f16 and bf16, so twice the row fits).
-/// load() is fetch() then convert(): fetch() only issues the loads and returns the registers as
+/// load() is fetch() then convert(): fetch() only starts the loads and returns the registers as
 /// loaded (`Fetched`, the storage type); convert() does the arithmetic. A kernel that holds a
 /// row in registers holds it fetched: half the registers of fp32 for a 16-bit row.
 /// kReadOnly takes the read-only data path (course::load_pack_ro), for a kernel whose input no

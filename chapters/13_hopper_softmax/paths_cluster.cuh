@@ -120,6 +120,7 @@ __global__ void __launch_bounds__(kBlock)
 
 namespace detail {
 
+/// [launch_clusters]
 /// Launches `kernel` (when `launch` is set) as `rows` clusters of `csize` blocks of `block` threads,
 /// each with `smem` bytes of dynamic shared memory, passing it `args`. Returns false, launching
 /// nothing, when such a cluster cannot be resident on this GPU. Whether it can is asked once per
@@ -164,6 +165,7 @@ bool launch_clusters(Kernel kernel, int64_t rows, int csize, int block, size_t s
   }
   return true;
 }
+/// [launch_clusters]
 
 /// [cluster_launch]
 // The cluster size: the smallest power of two that gives at least one block per SM over the

@@ -15,6 +15,7 @@
 namespace ch14 {
 namespace {
 
+/// [write_paths]
 template <typename T>
 void write_paths(std::FILE* f, const course::Chapter& ch, bool* first) {
   constexpr int64_t kPack = 16 / sizeof(T);
@@ -33,6 +34,7 @@ void write_paths(std::FILE* f, const course::Chapter& ch, bool* first) {
           *first = false;
         }
 }
+/// [write_paths]
 
 }  // namespace
 

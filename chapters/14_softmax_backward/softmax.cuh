@@ -16,6 +16,7 @@
 
 namespace ch14 {
 
+/// [api]
 namespace policy = ch12::policy;
 using ch12::device;
 using ch12::Path;
@@ -35,6 +36,7 @@ void softmax_backward(const course::Args& a, cudaStream_t stream, Path path = Pa
 /// dx (Args::y) = dy - exp(y) * sum(dy), y in Args::x. Paths as softmax_backward.
 template <typename T>
 void log_softmax_backward(const course::Args& a, cudaStream_t stream, Path path = Path::automatic);
+/// [api]
 
 /// Threads per block the block-registers path takes for a row of `cols` columns stored as T, with
 /// 16-byte packs, for `op` (the forward's kernel for any forward op); 0 where it holds no such row

@@ -15,6 +15,7 @@ from matplotlib.ticker import LogLocator, NullLocator  # noqa: E402
 CHAPTER_COLORS = {
     0: "#7f7f7f", 1: "#d62728", 2: "#ff7f0e", 3: "#bcbd22", 4: "#2ca02c", 5: "#17becf", 6: "#1f77b4",
     7: "#9467bd", 8: "#e377c2", 9: "#008080", 10: "#637939", 11: "#5254a3", 12: "#8c564b",
+    13: "#b5179e", 14: "#3a0ca3",
 }
 PEER_STYLE = {"cudnn": {"color": "#76b900", "marker": "x", "label": "cuDNN"},
               "torch": {"color": "#ee4c2c", "marker": "+", "label": "PyTorch eager"}}
@@ -35,12 +36,16 @@ PREVIOUS = {
     7: (6,),  # uncached long rows against the shared-memory kernels where those still fit
     8: (7,),  # one pass fewer than the uncached kernel
     12: (1, 2, 3, 4, 5, 6, 7, 8),  # one dispatch against the best of chapters 01-08 at each shape
+    13: (12,),  # the Hopper paths added against chapter 12's dispatch without them
 }
-PEER_CHAPTERS = {9, 11, 12}  # chapters about the peers' operations: their figures draw the peers
-SHOWN_KERNELS = {12: ("production", "fused", "unfused")}  # the dispatch, not every forced path
+PEER_CHAPTERS = {9, 11, 12, 13, 14}  # chapters about the peers' operations: their figures draw the peers
+SHOWN_KERNELS = {12: ("production", "fused", "unfused"), 13: ("production", "fused", "unfused"),
+                 14: ("production",)}  # the dispatch, not every forced path
 OP_ORDER = {  # the main operation first; chapters not listed: the op with the most results first
     11: ("gelu", "cast_from_f32", "cast_to_f32", "relu", "scale", "mul", "fma"),
-    12: ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward", "scale_mask_softmax"),
+    12: ("softmax", "log_softmax", "scale_mask_softmax"),
+    13: ("softmax", "log_softmax", "scale_mask_softmax"),
+    14: ("softmax_backward", "log_softmax_backward"),
 }
 PANEL_W, PANEL_H = 4.6, 3.1
 
