@@ -25,8 +25,8 @@ namespace ch12 {
 /// of them, a block apart, so that a warp's loads are contiguous), all loaded before any is used.
 /// Then the warp kernel's three passes over registers, with the block's reductions in between:
 /// no shared memory for the row, and every load of the row in flight at once. It serves fp32 rows
-/// past the warp path's 1024 columns (a warp's registers hold no more), where cuDNN's kernel does
-/// the same; the dispatch picks the block size that puts a given number of bytes in flight per SM.
+/// past the warp path's 1024 columns (a warp's registers hold no more); the dispatch picks the
+/// block size that puts a given number of bytes in flight per SM.
 /// The block size is chosen at run time (block_regs_shape, below), a multiple of 128 up to
 /// policy::kBlockRegsMaxBlock.
 template <typename Load, typename Store, int kPack, int kPacks>

@@ -1,6 +1,6 @@
 /// @file bulk_copy.cuh
 /// @brief Hopper's bulk copy (the one-dimensional form of the Tensor Memory Accelerator's copies,
-/// PTX `cp.async.bulk`): one thread asks for a contiguous span of global memory, the copy engine
+/// PTX `cp.async.bulk`): one thread asks for a contiguous span of global memory, the TMA unit
 /// writes it to shared memory, and an mbarrier counts the bytes as they land. Every thread that
 /// needs the data waits on the barrier's phase. sm_90 and later only: the wrappers compile to
 /// nothing below it, and a launcher must not take a path that uses them there.
@@ -26,7 +26,7 @@ __device__ __forceinline__ unsigned smem_address(const void* p) {
 }
 
 /// Initializes the mbarrier at `bar` (8 bytes of shared memory) for kCopies bulk_loads per phase
-/// (each arrives once), and makes the initialization visible to the copy engine. One thread calls
+/// (each arrives once), and makes the initialization visible to the TMA. One thread calls
 /// it, then the block synchronizes.
 template <unsigned kCopies = 1>
 __device__ __forceinline__ void bulk_barrier_init(uint64_t* bar) {
@@ -40,7 +40,7 @@ __device__ __forceinline__ void bulk_barrier_init(uint64_t* bar) {
 /// aligned) and arms `bar` to complete its current phase when they have all landed (and the
 /// phase's other bulk_loads theirs). One thread makes a phase's calls. The fence orders this
 /// thread's earlier accesses to shared memory (and the block's, after a barrier: a buffer reused
-/// for the next phase) before the copy engine's writes.
+/// for the next phase) before the TMA's writes.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
 #if __CUDA_ARCH__ >= 900
   const unsigned b = smem_address(bar);

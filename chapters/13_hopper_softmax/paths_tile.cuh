@@ -50,16 +50,16 @@ struct TileLoad {
   }
 };
 
-/// The warp path's rows brought in by the block at once (sm_90 and later). One thread asks the copy
-/// engine for the block's tile of kBlock / kWidth x kRows consecutive rows, a single contiguous
-/// span of global memory (course::bulk_load), and the block waits for it on an mbarrier; then each
-/// group of lanes runs the warp path's passes (warp_rows) on its rows of the tile, reading them from
-/// shared memory, and stores its results from registers. The group's rows are `kGroups` apart in
-/// the tile, so a warp's groups hold consecutive rows and each store instruction of a warp writes
-/// one contiguous span. One tile per block, no grid-stride loop: the launcher gives every tile a
-/// block (a loop's barrier between tiles cost about 1% at 32 and 64 fp32 columns). The rows must be
-/// contiguous (a row stride of `cols`) with x 16-byte aligned and rows a multiple of 16 bytes
-/// long: the dispatch takes this path with 16-byte packs only.
+/// The warp path's rows brought in by the block at once (sm_90 and later). One thread asks the TMA
+/// (the Tensor Memory Accelerator) for the block's tile of kBlock / kWidth x kRows consecutive
+/// rows, a single contiguous span of global memory (course::bulk_load), and the block waits for it
+/// on an mbarrier; then each group of lanes runs the warp path's passes (warp_rows) on its rows of
+/// the tile, reading them from shared memory, and stores its results from registers. The group's
+/// rows are `kGroups` apart in the tile, so a warp's groups hold consecutive rows and each store
+/// instruction of a warp writes one contiguous span. One tile per block, no grid-stride loop: the
+/// launcher gives every tile a block (a loop's barrier between tiles cost about 1% at 32 and 64
+/// fp32 columns). The rows must be contiguous (a row stride of `cols`) with x 16-byte aligned and
+/// rows a multiple of 16 bytes long: the dispatch takes this path with 16-byte packs only.
 template <typename T, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows, int kBlock>
 __global__ void __launch_bounds__(kBlock)
     softmax_tile_kernel(DirectLoad<T> load, Store store, int64_t rows, int64_t cols, bool log) {

@@ -21,8 +21,8 @@ namespace ch14 {
 using ch13::TileLoad;
 
 /// [backward_tile]
-/// The forward's tile path for the backward (sm_90 and later): one thread asks the copy engine for
-/// the block's tile of y and its tile of dy (kBlock / kWidth x kRows consecutive rows of each, two
+/// The forward's tile path for the backward (sm_90 and later): one thread asks the TMA for the
+/// block's tile of y and its tile of dy (kBlock / kWidth x kRows consecutive rows of each, two
 /// bulk copies counted by one mbarrier), then each group of lanes runs backward_warp_rows on its
 /// rows of the tiles and stores dx from registers. The same layout and conditions as
 /// softmax_tile_kernel: contiguous rows, 16-byte aligned, a multiple of 16 bytes long.
