@@ -23,4 +23,9 @@ if [ "$rc" -eq 77 ]; then
 fi
 extra=""
 [ "$tool" = memcheck ] && extra="--leak-check full"
-exec "$cs" --tool "$tool" --error-exitcode 1 $extra "$bin" --verify --quick "$@"
+# racecheck tracks every shared-memory access: on an H100 the cluster backward's longest odd row
+# (1 x 925695 16-bit columns) ran 9 minutes without finishing, so its runs leave rows of more than
+# 131072 columns to the three other tools (the wider cases are reported SKIPPED, not passed).
+narrow=""
+[ "$tool" = racecheck ] && narrow="--max-cols 131072"
+exec "$cs" --tool "$tool" --error-exitcode 1 $extra "$bin" --verify --quick $narrow "$@"

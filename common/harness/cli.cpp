@@ -62,6 +62,9 @@ Options parse_args(int argc, const char* const* argv) {
     } else if (flag == "--cols") {
       o.cols = parse_int(flag, take_value());
       require(*o.cols >= 1, "--cols must be >= 1, got ", *o.cols);
+    } else if (flag == "--max-cols") {
+      o.max_cols = parse_int(flag, take_value());
+      require(*o.max_cols >= 1, "--max-cols must be >= 1, got ", *o.max_cols);
     } else if (flag == "--dtype") {
       std::string v = take_value();
       DType t;
@@ -102,11 +105,13 @@ Options parse_args(int argc, const char* const* argv) {
   require(o.rows.has_value() == o.cols.has_value(), "--rows and --cols go together");
   if (o.mode == Mode::verify) {
     require(!o.large || !o.rows, "--large runs the suite's large cases; it takes no --rows/--cols");
+    require(!o.max_cols || !o.rows, "--max-cols selects the suite's cases; it takes no --rows/--cols");
     require(o.rows || (o.offset == 0 && o.save_dir.empty()),
             "--offset and --save with --verify need --rows and --cols (one case)");
   } else {
     require(o.save_dir.empty(), "--save needs --verify --rows R --cols C");
     require(!o.large, "--large needs --verify");
+    require(!o.max_cols, "--max-cols needs --verify");
     require(o.offset == 0 || o.mode == Mode::bench, "--offset needs --verify or a benchmark");
   }
   if (o.mode != Mode::bench) require(o.benchmark_args.empty(), "--benchmark_* flags only apply to the benchmark sweep");
@@ -121,8 +126,9 @@ std::string usage(const std::string& program) {
     << "      " << std::string(program.size(), ' ') << " [--input-fill normal|outliers]\n"
     << "      run the benchmark sweep (rows 49152, cols 32..32768, f32/f16/bf16), or one shape;\n"
     << "      inputs hold normal(0, 1) values, or with 'outliers' x has 1 value in 61 scaled by 20\n"
-    << "  " << program << " --verify [--kernel K] [--dtype T] [--quick | --large]\n"
-    << "      run the correctness suite (exit 1 on any failure), or the part of it for K and T\n"
+    << "  " << program << " --verify [--kernel K] [--dtype T] [--quick | --large] [--max-cols N]\n"
+    << "      run the correctness suite (exit 1 on any failure), or the part of it for K and T;\n"
+    << "      --max-cols N reports the cases of more than N columns SKIPPED without running them\n"
     << "  " << program << " --verify --rows R --cols C [--dtype f32|f16|bf16] [--seed S]\n"
     << "      " << std::string(program.size(), ' ') << " [--offset E] [--save DIR] [--kernel K]\n"
     << "      check one case; --offset starts input and output E elements into their buffers,\n"

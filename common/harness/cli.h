@@ -34,6 +34,7 @@ struct Options {
   std::string kernel;                       ///< --kernel: only variants whose name (op/kernel/dtype) contains this ('^': begins with it)
   bool quick = false;                       ///< --quick: a handful of shapes
   bool large = false;                       ///< --large: the > 2^31-element cases of the suite
+  std::optional<int64_t> max_cols;          ///< --max-cols: the suite reports its wider cases SKIPPED (racecheck's runs)
   bool outliers = false;                    ///< --input-fill outliers: benchmark x with the suite's outliers
   std::vector<std::string> benchmark_args;  ///< --benchmark_* flags, passed to Google Benchmark
 

@@ -56,6 +56,17 @@ TEST(Cli, InputFillChoosesTheBenchmarkValues) {
   EXPECT_THROW(parse({"--verify", "--input-fill", "outliers"}), UsageError);  // the suite has its own fills
 }
 
+TEST(Cli, MaxColsNarrowsTheSuiteOnly) {
+  EXPECT_FALSE(parse({"--verify", "--quick"}).max_cols.has_value());
+  EXPECT_EQ(*parse({"--verify", "--quick", "--max-cols", "131072"}).max_cols, 131072);
+  EXPECT_EQ(*parse({"--verify", "--max-cols=8"}).max_cols, 8);
+  EXPECT_THROW(parse({"--verify", "--max-cols", "0"}), UsageError);
+  EXPECT_THROW(parse({"--verify", "--max-cols", "-1"}), UsageError);
+  EXPECT_THROW(parse({"--verify", "--max-cols"}), UsageError);                                 // missing value
+  EXPECT_THROW(parse({"--max-cols", "8"}), UsageError);                                        // a benchmark flag it is not
+  EXPECT_THROW(parse({"--verify", "--rows", "1", "--cols", "9", "--max-cols", "8"}), UsageError);  // one case
+}
+
 TEST(Cli, RowsZeroIsAllowedColsZeroIsNot) {
   EXPECT_EQ(*parse({"--verify", "--rows", "0", "--cols", "5"}).rows, 0);
   EXPECT_THROW(parse({"--verify", "--rows", "1", "--cols", "0"}), UsageError);
