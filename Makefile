@@ -1,5 +1,6 @@
 # The commands people type. Everything goes through CMake; see README.md.
-#   make / make run   build, verify and benchmark every chapter on this GPU, regenerate plots
+#   make / make run   build, verify and benchmark every chapter on this GPU (the standard sweep,
+#                     then the shapes sweep for chapters 09, 12-14), regenerate plots
 #   make test         build and run the tests (GPU tests report SKIPPED without a GPU)
 #   make chNN         build one chapter, verify it and run its benchmark sweep
 #   make compare      the peers (cuDNN, PyTorch) by the same method, then the plots
@@ -20,6 +21,10 @@ NVCC_DIR    := $(shell command -v nvcc >/dev/null 2>&1 || echo /usr/local/cuda/b
 export PATH := $(if $(NVCC_DIR),$(NVCC_DIR):,)$(PATH)
 GENERATOR   := $(if $(shell command -v ninja 2>/dev/null),-G Ninja,)
 RUN_FLAGS   := $(if $(QUICK),--quick,)
+# The shapes sweep (odd widths, vocabulary rows, few long rows): LayerNorm's and the production
+# softmax's dispatch, not every forced path.
+SHAPES_CHAPTERS := ch09 ch12 ch13 ch14
+SHAPES_KERNELS  := /dispatch/,/production/,/fused/
 
 .PHONY: all run compare build configure test docs plots clean help deps-build deps-test deps-docs deps-plots FORCE
 
@@ -30,7 +35,7 @@ all: run
 .NOTPARALLEL:
 
 help:
-	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
 
 deps-build deps-test deps-docs deps-plots: deps-%:
 	@scripts/install-deps.sh $*
@@ -50,11 +55,14 @@ build: deps-build configure
 
 run: build deps-plots
 	scripts/run-chapters.sh $(RUN_FLAGS)
+	$(if $(QUICK),,scripts/run-chapters.sh --sweep shapes --no-verify --kernel $(SHAPES_KERNELS) $(SHAPES_CHAPTERS))
 	$(if $(COMPARE),scripts/run-peers.sh $(RUN_FLAGS))
+	$(if $(COMPARE),$(if $(QUICK),,scripts/run-peers.sh --sweep shapes))
 	$(MAKE) --no-print-directory plots
 
 compare: build deps-plots
 	scripts/run-peers.sh $(RUN_FLAGS)
+	$(if $(QUICK),,scripts/run-peers.sh --sweep shapes)
 	$(MAKE) --no-print-directory plots
 
 test: deps-test configure

@@ -39,6 +39,13 @@ STANDARD = ([49152], [32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144,
 LONG = ([128], [2048, 8192, 32768, 131072, 524288, 2097152, 4194304])
 FLAT = ([1], [1 << 20, 1 << 24, 1 << 28])
 QUICK = ([49152], [128, 1024, 4096])
+# --sweep shapes: the harness's shapes_sweeps() (common/harness/harness.cu), the shapes a model brings
+# that the standard sweep misses; tests/CMakeLists.txt checks that the two lists agree.
+ODD = sorted([(1 << k) + d for k in range(5, 16) for d in (-1, 1)] + [1000, 3000, 5000, 10000])
+SHAPES = [([49152], ODD),
+          ([1, 8, 64, 512], [32000, 32768, 50257, 65536, 128256, 131072, 151936, 262144]),
+          ([128, 2048], [65536, 131072, 262144, 524288, 1048576, 2097152]),
+          ([65536], [32769])]
 
 
 def slug(name):
@@ -184,12 +191,24 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sweep", choices=("standard", "shapes"), default="standard",
+                    help="the harness's sweeps (standard), or the shapes a model brings (odd widths, vocabulary "
+                    "rows, few long rows, one past 2^31 elements): the row-wise ops only")
+    ap.add_argument("--print-sweep", action="store_true", help="print the shapes of --sweep as the harness's "
+                    "--list prints its sweeps, and exit")
     ap.add_argument("--filter", default="", help="run only the benchmarks whose name this regex matches")
     ap.add_argument("--input-fill", choices=("normal", "outliers"), default="normal",
                     help="the timed values, as the harness's flag: normal(0, 1), or x with 1 value in 61 x 20")
     ap.add_argument("--check-fill", metavar="DIR", help="compare the inputs a chapter's --save wrote into DIR "
                     "with this script's fill, and exit (non-zero on a mismatch)")
     args = ap.parse_args()
+    if args.quick and args.sweep != "standard":
+        print("--quick and --sweep shapes exclude each other", file=sys.stderr)
+        return 2
+    if args.print_sweep:
+        for rows, cols in (SHAPES if args.sweep == "shapes" else [STANDARD]):
+            print("  sweep: rows " + " ".join(map(str, rows)) + "; cols " + " ".join(map(str, cols)))
+        return 0
     if not args.out and not args.check_fill:
         print("--out FILE.json is required (or --check-fill DIR)", file=sys.stderr)
         return 2
@@ -289,9 +308,10 @@ def main():
         return harness_mask(torch, rows, cols, seed, device=dev).bool()
 
     rowwise = [QUICK] if args.quick else [STANDARD]
+    shaped = args.sweep == "shapes"
     for dt in dtypes:
         s = size[dt]
-        for shapes in rowwise + ([] if args.quick else [LONG]):
+        for shapes in SHAPES if shaped else rowwise + ([] if args.quick else [LONG]):
             for rows in shapes[0]:
                 for cols in shapes[1]:
                     n = rows * cols
@@ -303,28 +323,29 @@ def main():
                         return make
                     run("softmax", dt, rows, cols, softmax_maker(False), 2 * n * s)
                     run("log_softmax", dt, rows, cols, softmax_maker(True), 2 * n * s)
-        for rows in rowwise[0][0]:
-            for cols in rowwise[0][1]:
-                n = rows * cols
-                def backward_maker(logf):
-                    def make():
-                        y, dy = matrix(rows, cols, dt), matrix(rows, cols, dt, 2)  # as the harness's bench
-                        if logf:
-                            return lambda: torch._log_softmax_backward_data(dy, y, -1, dtypes[dt])
-                        return lambda: torch._softmax_backward_data(dy, y, -1, dtypes[dt])
-                    return make
-                run("softmax_backward", dt, rows, cols, backward_maker(False), 3 * n * s)
-                run("log_softmax_backward", dt, rows, cols, backward_maker(True), 3 * n * s)
-                def masked_make():  # what eager PyTorch runs for attention's scale-and-mask softmax
-                    x, m = matrix(rows, cols, dt), mask(rows, cols)
-                    return lambda: torch.softmax((x * 1.7).masked_fill(m, float("-inf")), dim=-1)
-                run("scale_mask_softmax", dt, rows, cols, masked_make, 2 * n * s + n)
-                def ln_make():
-                    x = matrix(rows, cols, dt)
-                    w = matrix(1, cols, dt, 2, shift=1.0).view(cols)
-                    bias = matrix(1, cols, dt, 3).view(cols)
-                    return lambda: F.layer_norm(x, (cols,), w, bias, 1e-5)
-                run("layer_norm", dt, rows, cols, ln_make, 2 * n * s + 2 * cols * s + 8 * rows)
+        for rows, cols in [(r, c) for sh in (SHAPES if shaped else rowwise) for r in sh[0] for c in sh[1]]:
+            n = rows * cols
+            def backward_maker(logf):
+                def make():
+                    y, dy = matrix(rows, cols, dt), matrix(rows, cols, dt, 2)  # as the harness's bench
+                    if logf:
+                        return lambda: torch._log_softmax_backward_data(dy, y, -1, dtypes[dt])
+                    return lambda: torch._softmax_backward_data(dy, y, -1, dtypes[dt])
+                return make
+            run("softmax_backward", dt, rows, cols, backward_maker(False), 3 * n * s)
+            run("log_softmax_backward", dt, rows, cols, backward_maker(True), 3 * n * s)
+            def masked_make():  # what eager PyTorch runs for attention's scale-and-mask softmax
+                x, m = matrix(rows, cols, dt), mask(rows, cols)
+                return lambda: torch.softmax((x * 1.7).masked_fill(m, float("-inf")), dim=-1)
+            run("scale_mask_softmax", dt, rows, cols, masked_make, 2 * n * s + n)
+            def ln_make():
+                x = matrix(rows, cols, dt)
+                w = matrix(1, cols, dt, 2, shift=1.0).view(cols)
+                bias = matrix(1, cols, dt, 3).view(cols)
+                return lambda: F.layer_norm(x, (cols,), w, bias, 1e-5)
+            run("layer_norm", dt, rows, cols, ln_make, 2 * n * s + 2 * cols * s + 8 * rows)
+        if shaped:
+            continue  # the row-wise ops only: reduce_scale and the elementwise ops have their own shapes
         for rows, cols in ([(442368, 128)] if not args.quick else []) + [(r, c) for r in rowwise[0][0] for c in rowwise[0][1]]:
             def rs_make():
                 x = matrix(rows, cols, dt)
@@ -374,7 +395,7 @@ def main():
                           "(LayerNorm's gamma + 1); a mask as the suite's" if args.input_fill == "outliers" else
                           "normal: every input normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's")
                          + " (the harness's fill, common/harness/device.cu, computed by this script)",
-           "sweep": "quick" if args.quick else "standard"}
+           "sweep": "quick" if args.quick else args.sweep}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump({"context": ctx, "benchmarks": results}, f, indent=1)

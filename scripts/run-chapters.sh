@@ -1,7 +1,10 @@
 #!/bin/bash
-# run-chapters.sh [--quick] [--bin DIR] [--out DIR] [--input-fill normal|outliers] [chNN ...]
+# run-chapters.sh [--quick | --sweep shapes] [--kernel K] [--no-verify] [--bin DIR] [--out DIR] [--input-fill normal|outliers] [chNN ...]
 # For each chapter executable (all of them by default): its --verify suite, then its benchmark
 # sweep, writing Google Benchmark JSON to DIR/<chapter>.json (default plots/data/<gpu-slug>/).
+# --sweep shapes: the shapes a model brings instead (odd widths, vocabulary rows, few long rows),
+# to DIR/<chapter>.shapes.json. --kernel: the variants timed (the chapters' flag). --no-verify: the
+# benchmarks only, for binaries this same run has just verified (make run's second sweep).
 # --input-fill: the values the benchmarks time (the chapters' flag; normal by default).
 # Stops at the first failed verification: numbers of a wrong kernel are not worth keeping.
 set -uo pipefail
@@ -10,6 +13,10 @@ bin="$root/bin"
 out=""
 quick=()
 fill=()
+sweep=()
+kernel=()
+suffix=""
+verify=1
 chapters=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -17,7 +24,10 @@ while [ $# -gt 0 ]; do
     --bin) bin=$2; shift ;;
     --out) out=$2; shift ;;
     --input-fill) fill=(--input-fill "$2"); shift ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    --sweep) sweep=(--sweep "$2"); [ "$2" = standard ] || suffix=".$2"; shift ;;
+    --kernel) kernel=(--kernel "$2"); shift ;;
+    --no-verify) verify=0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     ch[0-9][0-9]*) chapters+=("$1") ;;
     *) echo "run-chapters.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -54,16 +64,19 @@ done
 
 for exe in "${selected[@]}"; do
   name=$(basename "$exe")
-  echo "=== $name: verify"
-  "$exe" --verify "${quick[@]}" > "$out/$name.verify.log" 2>&1
-  rc=$?
-  tail -n 1 "$out/$name.verify.log"
-  if [ $rc -ne 0 ]; then
-    grep -m 20 'FAIL' "$out/$name.verify.log"
-    echo "$name failed verification (log: $out/$name.verify.log): not benchmarking it." >&2
-    exit 1
+  if [ $verify -eq 1 ]; then
+    echo "=== $name: verify"
+    "$exe" --verify "${quick[@]}" > "$out/$name.verify.log" 2>&1
+    rc=$?
+    tail -n 1 "$out/$name.verify.log"
+    if [ $rc -ne 0 ]; then
+      grep -m 20 'FAIL' "$out/$name.verify.log"
+      echo "$name failed verification (log: $out/$name.verify.log): not benchmarking it." >&2
+      exit 1
+    fi
+    rm -f "$out/$name.verify.log"
   fi
-  rm -f "$out/$name.verify.log"
   echo "=== $name: benchmark"
-  "$exe" "${quick[@]}" "${fill[@]}" --benchmark_out="$out/$name.json" --benchmark_out_format=json || exit 1
+  "$exe" "${quick[@]}" "${sweep[@]}" "${kernel[@]}" "${fill[@]}" --benchmark_out="$out/$name$suffix.json" \
+    --benchmark_out_format=json || exit 1
 done

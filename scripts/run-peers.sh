@@ -1,24 +1,28 @@
 #!/bin/bash
-# run-peers.sh [--quick] [--bin DIR] [--out DIR] [--input-fill normal|outliers]
+# run-peers.sh [--quick | --sweep shapes] [--bin DIR] [--out DIR] [--input-fill normal|outliers]
 # The peers, measured by the course's method in this process tree: cuDNN (bin/peer_cudnn, built
 # where CMake found cuDNN) verified by the course's suite and then benchmarked, and PyTorch eager
 # (baselines/torch_peers.py, where PyTorch is installed). JSON to DIR/peer_<name>.json (default
 # plots/data/<gpu-slug>/), beside the chapters'. A peer that is not available is skipped with a
 # message; a peer that fails the suite is still timed, and its log kept (it is not ours to fix).
-# --input-fill: the values timed, as run-chapters.sh's (normal by default).
+# --input-fill: the values timed, as run-chapters.sh's (normal by default). --sweep shapes: the
+# shapes a model brings (as run-chapters.sh's), to DIR/peer_<name>.shapes.json.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/bin"
 out=""
 quick=()
 fill=()
+sweep=()
+suffix=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=(--quick) ;;
     --bin) bin=$2; shift ;;
     --out) out=$2; shift ;;
     --input-fill) fill=(--input-fill "$2"); shift ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --sweep) sweep=(--sweep "$2"); [ "$2" = standard ] || suffix=".$2"; shift ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "run-peers.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -42,13 +46,14 @@ if [ -x "$bin/peer_cudnn" ]; then
   tail -n 1 "$out/peer_cudnn.verify.log"
   grep -m 10 'FAIL' "$out/peer_cudnn.verify.log" || rm -f "$out/peer_cudnn.verify.log"
   echo "=== peer_cudnn: benchmark"
-  "$bin/peer_cudnn" "${quick[@]}" "${fill[@]}" --benchmark_out="$out/peer_cudnn.json" --benchmark_out_format=json || status=1
+  "$bin/peer_cudnn" "${quick[@]}" "${sweep[@]}" "${fill[@]}" --benchmark_out="$out/peer_cudnn$suffix.json" \
+    --benchmark_out_format=json || status=1
 else
   echo "peer_cudnn was not built (CMake found no cuDNN; configure with -DCUDNN_ROOT=...): skipped"
 fi
 py=${PYTHON:-python3}  # the one with PyTorch (matplotlib not needed)
 echo "=== peer_torch"
-"$py" "$root/baselines/torch_peers.py" "${quick[@]}" "${fill[@]}" --out "$out/peer_torch.json"
+"$py" "$root/baselines/torch_peers.py" "${quick[@]}" "${sweep[@]}" "${fill[@]}" --out "$out/peer_torch$suffix.json"
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
 exit $status

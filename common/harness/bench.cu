@@ -216,7 +216,9 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   ctx = {&arena, l2.get(), s, copy_bps, opt.quick ? kQuickIterations : kIterations, opt.outliers};
   size_t arena_size = 0;
 
-  std::vector<Sweep> sweeps = opt.quick ? std::vector<Sweep>{quick_sweep()} : ch.sweeps();
+  if (opt.shapes && !ch.rowwise_sweeps())
+    throw UsageError("--sweep shapes is for the row-wise chapters; this one times flat sizes");
+  std::vector<Sweep> sweeps = opt.quick ? std::vector<Sweep>{quick_sweep()} : opt.shapes ? shapes_sweeps() : ch.sweeps();
   if (opt.rows) sweeps = {Sweep{{*opt.rows}, {*opt.cols}}};
   size_t free_b, total_b;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -297,7 +299,7 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   benchmark::AddCustomContext("input_fill", opt.outliers ? "outliers: first input normal(0, 1), about 1 value in 61 x 20; "
                                                           "other inputs normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's"
                                                         : "normal: every input normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's");
-  benchmark::AddCustomContext("sweep", opt.rows ? "single" : opt.quick ? "quick" : "standard");
+  benchmark::AddCustomContext("sweep", opt.rows ? "single" : opt.quick ? "quick" : opt.shapes ? "shapes" : "standard");
   benchmark::AddCustomContext("skipped_for_memory", std::to_string(skipped));
   std::printf("copy line: %.0f GB/s (cudaMemcpy device-to-device, %s)\n", copy_bps / 1e9,
               human_bytes(double(copy_bytes)).c_str());

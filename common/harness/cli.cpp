@@ -62,12 +62,16 @@ Options parse_args(int argc, const char* const* argv) {
     } else if (flag == "--cols") {
       o.cols = parse_int(flag, take_value());
       require(*o.cols >= 1, "--cols must be >= 1, got ", *o.cols);
+    } else if (flag == "--sweep") {
+      std::string v = take_value();
+      require(v == "standard" || v == "shapes", "--sweep must be standard or shapes, got '", v, "'");
+      o.shapes = v == "shapes";
     } else if (flag == "--max-cols") {
       o.max_cols = parse_int(flag, take_value());
       require(*o.max_cols >= 1, "--max-cols must be >= 1, got ", *o.max_cols);
     } else if (flag == "--dtype") {
       std::string v = take_value();
-      DType t;
+      DType t = DType::f32;  // set by parse_dtype when it returns true
       require(parse_dtype(v, &t), "--dtype must be f32, f16 or bf16, got '", v, "'");
       o.dtype = t;
     } else if (flag == "--seed") {
@@ -114,6 +118,8 @@ Options parse_args(int argc, const char* const* argv) {
     require(!o.max_cols, "--max-cols needs --verify");
     require(o.offset == 0 || o.mode == Mode::bench, "--offset needs --verify or a benchmark");
   }
+  require(!o.shapes || o.mode == Mode::bench || o.mode == Mode::list, "--sweep only applies to the benchmarks (and --list)");
+  require(!o.shapes || (!o.quick && !o.rows), "--sweep shapes excludes --quick and --rows/--cols");
   if (o.mode != Mode::bench) require(o.benchmark_args.empty(), "--benchmark_* flags only apply to the benchmark sweep");
   require(!input_fill || o.mode == Mode::bench, "--input-fill only applies to the benchmark sweep (the suite has its own fills)");
   return o;
@@ -122,9 +128,12 @@ Options parse_args(int argc, const char* const* argv) {
 std::string usage(const std::string& program) {
   std::ostringstream s;
   s << "usage:\n"
-    << "  " << program << " [--quick] [--kernel K] [--rows R --cols C] [--dtype T] [--benchmark_...]\n"
+    << "  " << program << " [--quick | --sweep standard|shapes] [--kernel K] [--rows R --cols C] [--dtype T]\n"
+    << "      " << std::string(program.size(), ' ') << " [--benchmark_...]\n"
     << "      " << std::string(program.size(), ' ') << " [--input-fill normal|outliers]\n"
     << "      run the benchmark sweep (rows 49152, cols 32..32768, f32/f16/bf16), or one shape;\n"
+    << "      --sweep shapes: odd widths, vocabulary rows, few long rows, one of more than 2^31 elements\n"
+    << "      (row-wise chapters); --kernel A,B selects the variants matching A or B\n"
     << "      inputs hold normal(0, 1) values, or with 'outliers' x has 1 value in 61 scaled by 20\n"
     << "  " << program << " --verify [--kernel K] [--dtype T] [--quick | --large] [--max-cols N]\n"
     << "      run the correctness suite (exit 1 on any failure), or the part of it for K and T;\n"

@@ -33,6 +33,7 @@ struct Options {
   std::string save_dir;                     ///< --save: .npy files of the case
   std::string kernel;                       ///< --kernel: only variants whose name (op/kernel/dtype) contains this ('^': begins with it)
   bool quick = false;                       ///< --quick: a handful of shapes
+  bool shapes = false;                      ///< --sweep shapes: the shapes a model brings (shapes_sweeps())
   bool large = false;                       ///< --large: the > 2^31-element cases of the suite
   std::optional<int64_t> max_cols;          ///< --max-cols: the suite reports its wider cases SKIPPED (racecheck's runs)
   bool outliers = false;                    ///< --input-fill outliers: benchmark x with the suite's outliers

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -16,6 +17,17 @@ Sweep standard_sweep() {
 Sweep long_row_sweep() { return {{128}, {2048, 8192, 32768, 131072, 524288, 2097152, 4194304}}; }
 
 Sweep quick_sweep() { return {{49152}, {128, 1024, 4096}}; }
+
+std::vector<Sweep> shapes_sweeps() {
+  std::vector<int64_t> odd{1000, 3000, 5000, 10000};  // widths a model brings that are no power of two
+  for (int k = 5; k <= 15; ++k) odd.insert(odd.end(), {(int64_t(1) << k) - 1, (int64_t(1) << k) + 1});
+  std::sort(odd.begin(), odd.end());
+  return {{{49152}, odd},
+          // vocabularies: LLaMA 2, 2^15, GPT-2, 2^16, LLaMA 3, 2^17, Qwen 2, 2^18
+          {{1, 8, 64, 512}, {32000, 32768, 50257, 65536, 128256, 131072, 151936, 262144}},
+          {{128, 2048}, {65536, 131072, 262144, 524288, 1048576, 2097152}},
+          {{65536}, {32769}}};  // 2^31 + 2^16 elements: 64-bit offsets at an odd width
+}
 
 Chapter::Chapter(std::string id, std::string title)
     : id_(std::move(id)), title_(std::move(title)), sweeps_{standard_sweep()} {}
@@ -59,6 +71,8 @@ namespace {
 // The variants that --kernel and --dtype select, their limits, and the sweeps narrowed (as the
 // benchmarks are) to the cols some selected variant accepts.
 void print_list(const Chapter& ch, const Options& opt) {
+  if (opt.shapes && !ch.rowwise_sweeps())
+    throw UsageError("--sweep shapes is for the row-wise chapters; this one times flat sizes");
   std::vector<const Variant*> shown;
   for (const Variant& v : ch.variants())
     if (v.selected_by(opt.kernel) && (!opt.dtype || *opt.dtype == v.dtype)) shown.push_back(&v);
@@ -72,7 +86,7 @@ void print_list(const Chapter& ch, const Options& opt) {
     if (v->limits.min_sm > 0) text += " [needs sm_" + std::to_string(v->limits.min_sm) + " or newer]";
     std::printf("  %-36s %s\n", v->name().c_str(), text.c_str());
   }
-  for (const Sweep& s : ch.sweeps()) {
+  for (const Sweep& s : opt.shapes ? shapes_sweeps() : ch.sweeps()) {
     std::printf("  sweep: rows");
     for (auto r : s.rows) std::printf(" %lld", (long long)r);
     std::printf("; cols");

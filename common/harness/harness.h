@@ -54,8 +54,11 @@ struct Limits {
 
 /// Whether --kernel `filter` selects the variant or check called `name` (`op/kernel/dtype...`):
 /// the name contains the filter, or, for a filter that starts with '^', begins with the rest
-/// (`^softmax_backward/` leaves out `log_softmax_backward/...`).
+/// (`^softmax_backward/` leaves out `log_softmax_backward/...`). Filters separated by commas are
+/// alternatives (`/dispatch/,/production/`: either).
 inline bool name_selected(const std::string& name, const std::string& filter) {
+  if (auto comma = filter.find(','); comma != std::string::npos)
+    return name_selected(name, filter.substr(0, comma)) || name_selected(name, filter.substr(comma + 1));
   if (!filter.empty() && filter[0] == '^') return name.compare(0, filter.size() - 1, filter, 1) == 0;
   return name.find(filter) != std::string::npos;
 }
@@ -102,6 +105,12 @@ Sweep standard_sweep();
 Sweep long_row_sweep();
 /// The quick sweep (--quick): a handful of shapes that run in seconds on any card.
 Sweep quick_sweep();
+/// The shapes a model brings that the standard sweep misses (--sweep shapes, row-wise chapters):
+/// 49152 rows of odd widths (2^k - 1 and 2^k + 1 from 31 to 32769, and 1000, 3000, 5000, 10000),
+/// vocabulary rows (1, 8, 64 and 512 rows of 32000 to 262144 columns), few long rows (128 and 2048
+/// rows of 65536 to 2097152 columns) and 65536 x 32769, more than 2^31 elements at an odd width.
+/// baselines/torch_peers.py holds the same list (a CTest checks that they agree).
+std::vector<Sweep> shapes_sweeps();
 
 /// A chapter: its variants, its sweep, and the one `run` that every chapter's main ends with.
 class Chapter {
@@ -116,7 +125,12 @@ class Chapter {
   void add_sweep(Sweep sweep) { sweeps_.push_back(std::move(sweep)); }
 
   /// Replaces the sweeps (elementwise chapters: flat sizes instead of the row-wise shapes).
-  void set_sweeps(std::vector<Sweep> sweeps) { sweeps_ = std::move(sweeps); }
+  void set_sweeps(std::vector<Sweep> sweeps) {
+    sweeps_ = std::move(sweeps);
+    rowwise_sweeps_ = false;
+  }
+  /// Whether the chapter times row-wise shapes (--sweep shapes applies), not flat sizes.
+  bool rowwise_sweeps() const { return rowwise_sweeps_; }
 
   /// A check of the chapter's own that --verify runs after the suite (for example: a cast over
   /// every bit pattern). It returns true when it passed and fills `detail` either way; it is
@@ -142,6 +156,7 @@ class Chapter {
   std::string id_, title_;
   std::vector<Variant> variants_;
   std::vector<Sweep> sweeps_;
+  bool rowwise_sweeps_ = true;
   std::vector<Check> checks_;
 };
 

@@ -67,6 +67,18 @@ TEST(Cli, MaxColsNarrowsTheSuiteOnly) {
   EXPECT_THROW(parse({"--verify", "--rows", "1", "--cols", "9", "--max-cols", "8"}), UsageError);  // one case
 }
 
+TEST(Cli, SweepShapesIsForTheBenchmarks) {
+  EXPECT_FALSE(parse({}).shapes);
+  EXPECT_FALSE(parse({"--sweep", "standard"}).shapes);
+  EXPECT_TRUE(parse({"--sweep=shapes", "--kernel", "/production/"}).shapes);
+  EXPECT_TRUE(parse({"--list", "--sweep", "shapes"}).shapes);
+  EXPECT_THROW(parse({"--sweep", "odd"}), UsageError);
+  EXPECT_THROW(parse({"--sweep"}), UsageError);                                   // missing value
+  EXPECT_THROW(parse({"--sweep", "shapes", "--quick"}), UsageError);              // one or the other
+  EXPECT_THROW(parse({"--sweep", "shapes", "--rows", "4", "--cols", "8"}), UsageError);
+  EXPECT_THROW(parse({"--verify", "--sweep", "shapes"}), UsageError);             // the suite has its own shapes
+}
+
 TEST(Cli, RowsZeroIsAllowedColsZeroIsNot) {
   EXPECT_EQ(*parse({"--verify", "--rows", "0", "--cols", "5"}).rows, 0);
   EXPECT_THROW(parse({"--verify", "--rows", "1", "--cols", "0"}), UsageError);

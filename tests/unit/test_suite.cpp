@@ -60,3 +60,40 @@ TEST(VariantSelection, KernelFilterMatchesTheWholeName) {
   EXPECT_FALSE(v.selected_by("^log_softmax_backward/cluster/f16/x"));  // longer than the name
   EXPECT_TRUE(course::name_selected("softmax/smem/f32/rows:3", "^softmax/smem/"));  // a check's name
 }
+
+// Commas separate alternatives (make run's shapes sweep: the dispatch variants of several chapters).
+TEST(VariantSelection, CommasAreAlternatives) {
+  const course::Variant v{course::Op::softmax, "production", course::DType::bf16, nullptr, {}, nullptr};
+  EXPECT_TRUE(v.selected_by("/dispatch/,/production/"));
+  EXPECT_TRUE(v.selected_by("/production/,/dispatch/"));
+  EXPECT_TRUE(v.selected_by("x,y,^softmax/"));
+  EXPECT_FALSE(v.selected_by("/dispatch/,/fused/"));
+  EXPECT_FALSE(v.selected_by("^log_softmax/,/f32"));
+}
+
+// --sweep shapes: what the shapes issue asks for, and nothing the standard sweep already has.
+TEST(Sweeps, ShapesSweepHasTheModelShapes) {
+  std::vector<course::Sweep> s = course::shapes_sweeps();
+  ASSERT_EQ(s.size(), 4u);
+  auto has = [&](int64_t r, int64_t c) {
+    for (const course::Sweep& sw : s)
+      if (std::count(sw.rows.begin(), sw.rows.end(), r) && std::count(sw.cols.begin(), sw.cols.end(), c)) return true;
+    return false;
+  };
+  for (int k = 5; k <= 15; ++k) {  // odd widths on both sides of every power of two from 32 to 32768
+    EXPECT_TRUE(has(49152, (int64_t(1) << k) - 1)) << k;
+    EXPECT_TRUE(has(49152, (int64_t(1) << k) + 1)) << k;
+    EXPECT_FALSE(has(49152, int64_t(1) << k)) << k;  // the standard sweep's
+  }
+  for (int64_t c : {1000, 3000, 5000, 10000}) EXPECT_TRUE(has(49152, c));
+  EXPECT_TRUE(std::is_sorted(s[0].cols.begin(), s[0].cols.end()));
+  for (int64_t r : {1, 8, 64, 512})
+    for (int64_t c : {32000, 50257, 128256, 151936, 262144}) EXPECT_TRUE(has(r, c)) << r << " x " << c;
+  for (int64_t r : {128, 2048})
+    for (int64_t c : {65536, 2097152}) EXPECT_TRUE(has(r, c));
+  bool past_2_31 = false;  // one shape of more than 2^31 elements at an odd width
+  for (const course::Sweep& sw : s)
+    for (int64_t r : sw.rows)
+      for (int64_t c : sw.cols) past_2_31 = past_2_31 || (r * c > (int64_t(1) << 31) && c % 2 == 1);
+  EXPECT_TRUE(past_2_31);
+}
