@@ -179,7 +179,7 @@ with tempfile.TemporaryDirectory() as d:
                                 "nonpositive_rows": 0}]}, f)
     out = markers.rewrite_markers("<!-- accuracy ch09_x.accuracy.json test-gpu -->\n<!-- /accuracy -->",
                                   all_data, {}, d)
-    check("| 0 | 2e-07 / 4e-08 |" in out and "Data: `plots/data/test-gpu/ch09_x.accuracy.json`." in out,
+    check("| 0 | 2e-07 / 4e-08 |" in out and "Data and its environment stamp: `plots/data/test-gpu/ch09_x.accuracy.json`." in out,
           f"accuracy marker: its file under plots/data/<gpu>/; got:\n{out}")
     check(sorted(load.load_all(d)["test-gpu"]) == ["ch03_old", "ch04_new"],
           "load_all: chapter JSON only, side files (<chapter>.<what>.json) left out")

@@ -72,7 +72,14 @@ def load_chapter(path):
     if copy is None and not (results and has_matched(results)):
         raise DataError(f"{path}: no environment stamp (copy_bytes_per_second) in its context")
     return {"context": ctx, "results": results, "chapter": os.path.basename(path)[:-5],
+            "gpu": os.path.basename(os.path.dirname(os.path.abspath(path))),
             "copy_gbps": float(copy) / 1e9 if copy is not None else None}
+
+
+def data_path(ch):
+    """Where a loaded result file lives in the repository: its environment stamp (commit, board,
+    clocks) is in its context, which the captions point to rather than repeat."""
+    return f"plots/data/{ch.get('gpu', '?')}/{ch['chapter']}.json"
 
 
 def load_all(data_dir):

@@ -2,7 +2,7 @@
 PyTorch, measured by `make compare`) and twins (chapter 12's dispatch against the forced variant
 of the path it chose, the run's noise). No matplotlib."""
 from . import DTYPES, DataError
-from .load import best_course, read_json
+from .load import best_course, data_path, read_json
 
 
 def input_fill(ctx):
@@ -70,12 +70,12 @@ def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
                              f"(spread {spread(ch['results'], d, c, k):.1f}% ours, "
                              f"{spread(peers[p]['results'], d, c):.1f}% {p}'s)")
         lines.append("| " + " | ".join(cells) + " |")
-    ctxs = "; ".join(f"{p}: {peers[p]['context'].get('peer', p)}, copy line {peers[p]['copy_gbps']:.0f} GB/s, "
-                     f"commit {str(peers[p]['context'].get('git_commit', '?'))[:7]}" for p in names)
+    ctxs = "; ".join(f"{p}: {peers[p]['context'].get('peer', p)}, copy line {peers[p]['copy_gbps']:.0f} GB/s "
+                     f"(`{data_path(peers[p])}`)" for p in names)
     lines.append("")
     which = f"`{op}/{kernel}`" if kernel else "best kernel at each cols"
     lines.append(f"GB/s, {op}, rows = {rows}. Ours: `{chapter}`'s {which} (copy line "
-                 f"{ch['copy_gbps']:.0f} GB/s, commit {str(ch['context'].get('git_commit', '?'))[:7]}). "
+                 f"{ch['copy_gbps']:.0f} GB/s, `{data_path(ch)}`). "
                  f"Peers, by the same method (`make compare`): {ctxs}. **>=** marks ours at or above every peer.")
     fills = {"ours": input_fill(ch["context"]), **{p: input_fill(peers[p]["context"]) for p in names}}
     if len(set(fills.values())) == 1:
@@ -131,6 +131,6 @@ def fmt_twins(chapter, path):
     lines.append(f"Each pair: `{chapter['chapter']}`'s `production` and the forced variant of the path its dispatch "
                  f"chose there (warp, tile or block_regs: the same kernel with the same launch), measured in the same "
                  f"process by the same method; difference: the forced variant's GB/s over production's, minus 1. "
-                 f"Commit {str(chapter['context'].get('git_commit', '?'))[:7]}.")
+                 f"Data and its environment stamp: `{data_path(chapter)}`.")
     return "\n".join(lines)
 

@@ -6,7 +6,7 @@ Where every result has its copy of the same bytes (the harness's matched copy), 
 summary tables show GB/s (percent of that copy); else GB/s (percent of the process's one large
 copy, the copy line). The caption says which."""
 from . import DTYPES, REFERENCE_GPU, DataError
-from .load import cell, main_op, pct_field, read_json, select
+from .load import cell, data_path, main_op, pct_field, read_json, select
 
 
 def fmt_flat_table(ch, field):
@@ -64,8 +64,8 @@ def table_caption(ch, field):
     else:
         what = f"percent of the copy line, {ch['copy_gbps']:.0f} GB/s"
     return (f"GB/s ({what}). Measured on {ctx.get('gpu_name')}, "
-            f"CUDA {ctx.get('cuda_runtime_version')}, driver {ctx.get('cuda_driver_version')}, "
-            f"commit {str(ctx.get('git_commit', '?'))[:12]}; {ctx.get('timing_method', '')}.")
+            f"CUDA {ctx.get('cuda_runtime_version')}, driver {ctx.get('cuda_driver_version')}; "
+            f"{ctx.get('timing_method', '')}. Data and its environment stamp: `{data_path(ch)}`.")
 
 
 SUMMARY_SHAPES = [("f32", 128), ("f32", 1024), ("f32", 4096), ("f32", 32768), ("f16", 1024), ("f16", 4096)]
@@ -150,7 +150,7 @@ def fmt_accuracy(path, rel_path, gpu=REFERENCE_GPU):
         lines.append(f"| {o:g} | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(f"Variance of {ctx['rows']} rows of {ctx['cols']} fp32 values drawn from normal(offset, 1), against "
-                 f"float64; {ctx['gpu_name']}, commit {ctx['git_commit'][:7]}. Data: "
+                 f"float64; {ctx['gpu_name']}. Data and its environment stamp: "
                  f"`plots/data/{gpu}/{rel_path}`.")
     return "\n".join(lines)
 
