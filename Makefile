@@ -57,12 +57,12 @@ run: build deps-plots
 	scripts/run-chapters.sh $(RUN_FLAGS)
 	$(if $(QUICK),,scripts/run-chapters.sh --sweep shapes --no-verify --kernel $(SHAPES_KERNELS) $(SHAPES_CHAPTERS))
 	$(if $(COMPARE),scripts/run-peers.sh $(RUN_FLAGS))
-	$(if $(COMPARE),$(if $(QUICK),,scripts/run-peers.sh --sweep shapes))
+	$(if $(COMPARE),$(if $(QUICK),,scripts/run-peers.sh --sweep shapes --no-verify))
 	$(MAKE) --no-print-directory plots
 
 compare: build deps-plots
 	scripts/run-peers.sh $(RUN_FLAGS)
-	$(if $(QUICK),,scripts/run-peers.sh --sweep shapes)
+	$(if $(QUICK),,scripts/run-peers.sh --sweep shapes --no-verify)
 	$(MAKE) --no-print-directory plots
 
 test: deps-test configure

@@ -84,7 +84,7 @@ def derive(measured, choices, margin):
                 compared += 1
                 if ratio < 100.0 - margin:
                     misses.append(f"  {op} {dt} {rows} x {cols}: policy {chosen} {timed[chosen] / 1e9:.0f} GB/s, "
-                                  f"{best} {timed[best] / 1e9:.0f} GB/s ({ratio:.0f}%)")
+                                  f"{best} {timed[best] / 1e9:.0f} GB/s ({ratio:.1f}%)")
         if fastest:
             text = " | ".join(f"{p} {a}" + (f"-{b}" if b != a else "") for p, a, b in bands(fastest))
             lines.append(f"  {op:21s} {dt:4s} rows {rows:>6}: {text}")

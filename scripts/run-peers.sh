@@ -1,12 +1,13 @@
 #!/bin/bash
-# run-peers.sh [--quick | --sweep shapes] [--bin DIR] [--out DIR] [--input-fill normal|outliers]
+# run-peers.sh [--quick | --sweep shapes] [--no-verify] [--bin DIR] [--out DIR] [--input-fill normal|outliers]
 # The peers, measured by the course's method in this process tree: cuDNN (bin/peer_cudnn, built
 # where CMake found cuDNN) verified by the course's suite and then benchmarked, and PyTorch eager
 # (baselines/torch_peers.py, where PyTorch is installed). JSON to DIR/peer_<name>.json (default
 # plots/data/<gpu-slug>/), beside the chapters'. A peer that is not available is skipped with a
 # message; a peer that fails the suite is still timed, and its log kept (it is not ours to fix).
 # --input-fill: the values timed, as run-chapters.sh's (normal by default). --sweep shapes: the
-# shapes a model brings (as run-chapters.sh's), to DIR/peer_<name>.shapes.json.
+# shapes a model brings (as run-chapters.sh's), to DIR/peer_<name>.shapes.json. --no-verify: cuDNN's
+# benchmarks only, where this same run has just verified it (make compare's second sweep).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/bin"
@@ -15,6 +16,7 @@ quick=()
 fill=()
 sweep=()
 suffix=""
+verify=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=(--quick) ;;
@@ -22,7 +24,8 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --input-fill) fill=(--input-fill "$2"); shift ;;
     --sweep) sweep=(--sweep "$2"); [ "$2" = standard ] || suffix=".$2"; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --no-verify) verify=0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "run-peers.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -41,10 +44,12 @@ slug=$(echo "$info" | awk '/^slug:/ {print $2}')
 mkdir -p "$out"
 status=0
 if [ -x "$bin/peer_cudnn" ]; then
-  echo "=== peer_cudnn: verify (the course's suite)"
-  "$bin/peer_cudnn" --verify "${quick[@]}" > "$out/peer_cudnn.verify.log" 2>&1
-  tail -n 1 "$out/peer_cudnn.verify.log"
-  grep -m 10 'FAIL' "$out/peer_cudnn.verify.log" || rm -f "$out/peer_cudnn.verify.log"
+  if [ $verify -eq 1 ]; then
+    echo "=== peer_cudnn: verify (the course's suite)"
+    "$bin/peer_cudnn" --verify "${quick[@]}" > "$out/peer_cudnn.verify.log" 2>&1
+    tail -n 1 "$out/peer_cudnn.verify.log"
+    grep -m 10 'FAIL' "$out/peer_cudnn.verify.log" || rm -f "$out/peer_cudnn.verify.log"
+  fi
   echo "=== peer_cudnn: benchmark"
   "$bin/peer_cudnn" "${quick[@]}" "${sweep[@]}" "${fill[@]}" --benchmark_out="$out/peer_cudnn$suffix.json" \
     --benchmark_out_format=json || status=1

@@ -23,9 +23,11 @@ if [ "$rc" -eq 77 ]; then
 fi
 extra=""
 [ "$tool" = memcheck ] && extra="--leak-check full"
-# racecheck tracks every shared-memory access: on an H100 the cluster backward's longest odd row
-# (1 x 925695 16-bit columns) ran 9 minutes without finishing, so its runs leave rows of more than
-# 131072 columns to the three other tools (the wider cases are reported SKIPPED, not passed).
+# racecheck tracks every shared-memory access: on an H100 the suite's longest odd row on the
+# cluster backward (3 x 925695 16-bit columns) ran 9 minutes without finishing, even with one row,
+# so its suite runs leave rows of more than 131072 columns to the three other tools (the wider
+# cases are reported SKIPPED, not passed). One case (--rows/--cols) runs as asked.
 narrow=""
 [ "$tool" = racecheck ] && narrow="--max-cols 131072"
+case " $* " in *" --rows "*|*" --rows="*) narrow="" ;; esac
 exec "$cs" --tool "$tool" --error-exitcode 1 $extra "$bin" --verify --quick $narrow "$@"

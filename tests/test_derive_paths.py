@@ -48,7 +48,7 @@ with tempfile.TemporaryDirectory() as d:
     report, misses = dp.derive(measured, paths["paths"], 3.0)
     text = "\n".join(report)
     check(misses == 1, f"misses: {misses}, expected 1\n{text}")
-    check("softmax f32 49152 x 1024: policy warp 2000 GB/s, smem 2200 GB/s (91%)" in text, "the miss's line\n" + text)
+    check("softmax f32 49152 x 1024: policy warp 2000 GB/s, smem 2200 GB/s (90.9%)" in text, "the miss's line\n" + text)
     check("warp 512 | smem 1024 | block_regs 2048" in text, "the bands\n" + text)
     check("scale_mask" not in text, "scale_mask_softmax has no forced paths: left out\n" + text)
     _, misses_wide = dp.derive(measured, paths["paths"], 10.0)

@@ -132,7 +132,7 @@ std::string usage(const std::string& program) {
     << "      " << std::string(program.size(), ' ') << " [--benchmark_...]\n"
     << "      " << std::string(program.size(), ' ') << " [--input-fill normal|outliers]\n"
     << "      run the benchmark sweep (rows 49152, cols 32..32768, f32/f16/bf16), or one shape;\n"
-    << "      --sweep shapes: odd widths, vocabulary rows, few long rows, one of more than 2^31 elements\n"
+    << "      --sweep shapes: odd widths, vocabulary rows, few long rows, shapes past 2^31 elements\n"
     << "      (row-wise chapters); --kernel A,B selects the variants matching A or B\n"
     << "      inputs hold normal(0, 1) values, or with 'outliers' x has 1 value in 61 scaled by 20\n"
     << "  " << program << " --verify [--kernel K] [--dtype T] [--quick | --large] [--max-cols N]\n"
