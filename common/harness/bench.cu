@@ -203,6 +203,14 @@ std::string git_commit() {
   return c;
 }
 
+std::vector<Sweep> selected_sweeps(const Chapter& ch, const Options& opt) {
+  if (opt.rows) return {Sweep{{*opt.rows}, {*opt.cols}}};
+  if (opt.quick) return {quick_sweep()};
+  if (!opt.shapes) return ch.sweeps();
+  if (!ch.rowwise_sweeps()) throw UsageError("--sweep shapes is for the row-wise chapters; this one times flat sizes");
+  return shapes_sweeps();
+}
+
 int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev, const char* argv0) {
   warmup_seconds();  // a bad COURSE_WARMUP_MS fails here, before any timing
   cudaStream_t s;
@@ -216,10 +224,7 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   ctx = {&arena, l2.get(), s, copy_bps, opt.quick ? kQuickIterations : kIterations, opt.outliers};
   size_t arena_size = 0;
 
-  if (opt.shapes && !ch.rowwise_sweeps())
-    throw UsageError("--sweep shapes is for the row-wise chapters; this one times flat sizes");
-  std::vector<Sweep> sweeps = opt.quick ? std::vector<Sweep>{quick_sweep()} : opt.shapes ? shapes_sweeps() : ch.sweeps();
-  if (opt.rows) sweeps = {Sweep{{*opt.rows}, {*opt.cols}}};
+  const std::vector<Sweep> sweeps = selected_sweeps(ch, opt);
   size_t free_b, total_b;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   int registered = 0, skipped = 0;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "harness/cli.h"
 #include "harness/device.h"
@@ -19,6 +20,11 @@ namespace course {
 /// The commit the numbers belong to: $COURSE_GIT_COMMIT, else git in the source tree (with
 /// "-dirty" when tracked files changed), else "unknown (...)". Only a hexadecimal hash is trusted.
 std::string git_commit();
+
+/// The shapes the options ask for (the benchmarks and --list): --rows/--cols one shape, --quick
+/// the quick sweep, --sweep shapes shapes_sweeps() (a UsageError for a chapter of flat sizes),
+/// else the chapter's sweeps.
+std::vector<Sweep> selected_sweeps(const Chapter& ch, const Options& opt);
 
 /// Registers and runs the chapter's sweep. Returns the exit code.
 int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev, const char* argv0);

@@ -71,8 +71,7 @@ namespace {
 // The variants that --kernel and --dtype select, their limits, and the sweeps narrowed (as the
 // benchmarks are) to the cols some selected variant accepts.
 void print_list(const Chapter& ch, const Options& opt) {
-  if (opt.shapes && !ch.rowwise_sweeps())
-    throw UsageError("--sweep shapes is for the row-wise chapters; this one times flat sizes");
+  const std::vector<Sweep> sweeps = selected_sweeps(ch, opt);  // before any output: it may refuse
   std::vector<const Variant*> shown;
   for (const Variant& v : ch.variants())
     if (v.selected_by(opt.kernel) && (!opt.dtype || *opt.dtype == v.dtype)) shown.push_back(&v);
@@ -86,7 +85,7 @@ void print_list(const Chapter& ch, const Options& opt) {
     if (v->limits.min_sm > 0) text += " [needs sm_" + std::to_string(v->limits.min_sm) + " or newer]";
     std::printf("  %-36s %s\n", v->name().c_str(), text.c_str());
   }
-  for (const Sweep& s : opt.shapes ? shapes_sweeps() : ch.sweeps()) {
+  for (const Sweep& s : sweeps) {
     std::printf("  sweep: rows");
     for (auto r : s.rows) std::printf(" %lld", (long long)r);
     std::printf("; cols");

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "harness/bench.h"
+#include "harness/errors.h"
 #include "harness/harness.h"
 #include "harness/verify.h"
 
@@ -96,4 +98,31 @@ TEST(Sweeps, ShapesSweepHasTheModelShapes) {
     for (int64_t r : sw.rows)
       for (int64_t c : sw.cols) past_2_31 = past_2_31 || (r * c > (int64_t(1) << 31) && c % 2 == 1);
   EXPECT_TRUE(past_2_31);
+}
+
+// Which shapes the benchmarks (and --list) take: one shape, the quick sweep, the shapes sweep (row-wise
+// chapters only), else the chapter's own.
+TEST(Sweeps, SelectedByTheOptions) {
+  course::Chapter rowwise("99_test", "test");
+  rowwise.add_sweep(course::long_row_sweep());
+  course::Options o;
+  EXPECT_EQ(course::selected_sweeps(rowwise, o).size(), 2u);  // standard + long rows
+  o.shapes = true;
+  EXPECT_EQ(course::selected_sweeps(rowwise, o).size(), course::shapes_sweeps().size());
+  o.shapes = false;
+  o.quick = true;
+  ASSERT_EQ(course::selected_sweeps(rowwise, o).size(), 1u);
+  EXPECT_EQ(course::selected_sweeps(rowwise, o)[0].cols, course::quick_sweep().cols);
+  o.quick = false;
+  o.rows = 3;
+  o.cols = 5;
+  const auto one = course::selected_sweeps(rowwise, o);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].rows, std::vector<int64_t>{3});
+  EXPECT_EQ(one[0].cols, std::vector<int64_t>{5});
+  course::Chapter flat("98_test", "test");
+  flat.set_sweeps({course::Sweep{{1}, {1 << 20}}});
+  course::Options s;
+  s.shapes = true;
+  EXPECT_THROW(course::selected_sweeps(flat, s), course::UsageError);
 }
