@@ -179,7 +179,7 @@ with tempfile.TemporaryDirectory() as d:
                                 "nonpositive_rows": 0}]}, f)
     out = markers.rewrite_markers("<!-- accuracy ch09_x.accuracy.json test-gpu -->\n<!-- /accuracy -->",
                                   all_data, {}, d)
-    check("| 0 | 2e-07 / 4e-08 |" in out and "Data and its environment stamp: `plots/data/test-gpu/ch09_x.accuracy.json`." in out,
+    check("| 0 | 2e-07 / 4e-08 |" in out and "Data (its `context`: commit and GPU): `plots/data/test-gpu/ch09_x.accuracy.json`." in out,
           f"accuracy marker: its file under plots/data/<gpu>/; got:\n{out}")
     check(sorted(load.load_all(d)["test-gpu"]) == ["ch03_old", "ch04_new"],
           "load_all: chapter JSON only, side files (<chapter>.<what>.json) left out")
@@ -194,6 +194,10 @@ check("| 64 | 2000 (below) | 2020 |" in table, "fmt_peers: a point under its pee
 check("f32 at 64: -1.0% against cudnn (spread 2.5% ours, 0.7% cudnn's)" in table,
       "fmt_peers: the point under a peer is listed with its gap and both spreads")
 check("f32 at 32:" not in table, "fmt_peers: a point above its peer is not listed as under")
+check("different runs" not in table, "fmt_peers: sides of one run (same commit and board) are not called different")
+other = data([result("softmax", "cudnn", "f32", 32, 990, 0.5)], commit="def5678")
+table = peer_tables.fmt_peers({"ch12_test": ours}, {"cudnn": other}, "ch12_test", "softmax", 49152, "production")
+check("Ours and cudnn come from different runs" in table, "fmt_peers: sides of different commits are said to be")
 level = data([result("softmax", "cudnn", "f32", 32, 1000, 0.5), result("softmax", "cudnn", "f32", 64, 1900, 0.7)])
 table = peer_tables.fmt_peers({"ch12_test": ours}, {"cudnn": level}, "ch12_test", "softmax", 49152, "production")
 check("Under a peer" not in table, "fmt_peers: no 'Under a peer' line when every point is at or above (a tie counts)")

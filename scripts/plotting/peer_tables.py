@@ -77,6 +77,15 @@ def fmt_peers(chapters, peers, chapter, op, rows, kernel=None):
     lines.append(f"GB/s, {op}, rows = {rows}. Ours: `{chapter}`'s {which} (copy line "
                  f"{ch['copy_gbps']:.0f} GB/s, `{data_path(ch)}`). "
                  f"Peers, by the same method (`make compare`): {ctxs}. **>=** marks ours at or above every peer.")
+    # Ours and a peer from different runs (another commit or board): say so, since a reader would
+    # otherwise take the table for one session on one board (boards of one model differ by a percent
+    # or two). The stamps themselves are in the files named above.
+    def run_of(c):
+        return (str(c.get("git_commit", "?")), str(c.get("gpu_uuid", "?")))
+    apart = [p for p in names if run_of(peers[p]["context"]) != run_of(ch["context"])]
+    if apart:
+        lines[-1] += (f" Ours and {', '.join(apart)} come from different runs (the files' `git_commit` or "
+                      f"`gpu_uuid` differ): read differences of a percent or two as the boards', not the kernels'.")
     fills = {"ours": input_fill(ch["context"]), **{p: input_fill(peers[p]["context"]) for p in names}}
     if len(set(fills.values())) == 1:
         lines[-1] += f" Every side timed the same values: {fills['ours']} (`input_fill`)."
@@ -131,6 +140,6 @@ def fmt_twins(chapter, path):
     lines.append(f"Each pair: `{chapter['chapter']}`'s `production` and the forced variant of the path its dispatch "
                  f"chose there (warp, tile or block_regs: the same kernel with the same launch), measured in the same "
                  f"process by the same method; difference: the forced variant's GB/s over production's, minus 1. "
-                 f"Data and its environment stamp: `{data_path(chapter)}`.")
+                 f"Data: `{data_path(chapter)}`; its `context` holds the environment stamp (commit, board, clocks).")
     return "\n".join(lines)
 

@@ -65,7 +65,8 @@ def table_caption(ch, field):
         what = f"percent of the copy line, {ch['copy_gbps']:.0f} GB/s"
     return (f"GB/s ({what}). Measured on {ctx.get('gpu_name')}, "
             f"CUDA {ctx.get('cuda_runtime_version')}, driver {ctx.get('cuda_driver_version')}; "
-            f"{ctx.get('timing_method', '')}. Data and its environment stamp: `{data_path(ch)}`.")
+            f"{ctx.get('timing_method', '')}. Data: `{data_path(ch)}`; its `context` holds the environment stamp "
+            f"(commit, board, clocks).")
 
 
 SUMMARY_SHAPES = [("f32", 128), ("f32", 1024), ("f32", 4096), ("f32", 32768), ("f16", 1024), ("f16", 4096)]
@@ -150,7 +151,7 @@ def fmt_accuracy(path, rel_path, gpu=REFERENCE_GPU):
         lines.append(f"| {o:g} | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(f"Variance of {ctx['rows']} rows of {ctx['cols']} fp32 values drawn from normal(offset, 1), against "
-                 f"float64; {ctx['gpu_name']}. Data and its environment stamp: "
+                 f"float64; {ctx['gpu_name']}. Data (its `context`: commit and GPU): "
                  f"`plots/data/{gpu}/{rel_path}`.")
     return "\n".join(lines)
 
