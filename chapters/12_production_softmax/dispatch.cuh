@@ -79,10 +79,11 @@ bool cluster_of(const Load& load, const Store& store, int64_t rows, int64_t cols
 /// 16 bytes of X or 1 element. kBlockRegs: the block-registers path is compiled for this Load and
 /// Store (the plain softmax). A row read one element at a time takes the warp path where the tile
 /// path was chosen. The path set's tile and cluster launchers are compiled only where it has them
-/// (tile_of, cluster_of).
+/// (tile_of, cluster_of). `phase` (pick_phase, -1 for none): a row that is not a whole number of
+/// packs is still read in packs on the shared-memory path, with its head and tail peeled.
 template <typename Paths, typename X, bool kBlockRegs, typename Load, typename Store>
 void forward(Path path, policy::Op op, int pack, const Load& load, const Store& store, int64_t rows, int64_t cols,
-             bool log, cudaStream_t stream) {
+             bool log, cudaStream_t stream, int phase = -1) {
   constexpr int kMax = 16 / sizeof(X);
   if (path == Path::automatic)
     path = policy::forward_path(device_for<Paths>(), op, rows, cols, int(sizeof(X)), pack == kMax);
@@ -103,6 +104,8 @@ void forward(Path path, policy::Op op, int pack, const Load& load, const Store& 
         if (cluster_of<Paths, kPack>(load, store, rows, cols, log, stream)) return;
         throw course::UsageError("the cluster path is chapter 13's (ch13::softmax)");
       case Path::smem:
+        if constexpr (kPack == 1 && kMax > 1)
+          if (phase >= 0) return launch_smem<kMax, true>(load, store, rows, cols, log, stream, phase);
         return launch_smem<kPack>(load, store, rows, cols, log, stream);
       default:
         return launch_uncached<kPack>(load, store, rows, cols, log, stream);
@@ -165,8 +168,9 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
   const DirectLoad<T> load{static_cast<const T*>(a.x), a.cols};
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   const int pack = pick_pack<16 / sizeof(T)>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}});
+  const int phase = pick_phase<16 / sizeof(T)>({{a.x, sizeof(T)}, {a.y, sizeof(T)}});
   forward<Paths, T, true>(path, log ? policy::Op::log_softmax : policy::Op::softmax, pack, load, store, a.rows, a.cols,
-                          log, stream);
+                          log, stream, phase);
 }
 
 template <typename T, typename Paths>
@@ -175,7 +179,9 @@ void scale_mask_impl(const course::Args& a, cudaStream_t stream, Path path) {
   const ScaleMaskLoad<T> load{static_cast<const T*>(a.x), static_cast<const uint8_t*>(a.b), a.cols, a.alpha};
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   const int pack = pick_pack<16 / sizeof(T)>(a.cols, {{a.x, sizeof(T)}, {a.b, 1}, {a.y, sizeof(T)}});
-  forward<Paths, T, false>(path, policy::Op::scale_mask_softmax, pack, load, store, a.rows, a.cols, false, stream);
+  const int phase = pick_phase<16 / sizeof(T)>({{a.x, sizeof(T)}, {a.b, 1}, {a.y, sizeof(T)}});
+  forward<Paths, T, false>(path, policy::Op::scale_mask_softmax, pack, load, store, a.rows, a.cols, false, stream,
+                           phase);
 }
 
 template <typename T, typename Paths>
@@ -198,8 +204,9 @@ void scale_mask_unfused_impl(const course::Args& a, cudaStream_t stream) {
   const DirectLoad<float> load2{logits, a.cols};  // kernel 2: the production softmax of the logits
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   const int pack2 = pick_pack<4>(a.cols, {{a.workspace, 4}, {a.y, sizeof(T)}});
+  const int phase2 = pick_phase<4>({{a.workspace, 4}, {a.y, sizeof(T)}});
   forward<Paths, float, false>(Path::automatic, policy::Op::unfused_logits, pack2, load2, store, a.rows, a.cols, false,
-                               stream);
+                               stream, phase2);
 }
 
 }  // namespace detail

@@ -68,9 +68,12 @@ __device__ __forceinline__ float block_allreduce(float v, Op op, float identity,
 /// kHold keeps the packs as loaded (a 16-bit pack in half the registers of fp32) and converts
 /// each as f takes it: for a kernel that wants more loads in flight than its registers hold as
 /// floats (the uncached backward). Elsewhere converting on arrival measured as fast or faster.
+/// `col0`: the column where pack 0 starts (the peeled row's head, paths_smem.cuh), 0 for a row
+/// that starts on a whole pack.
 template <int kBlock, int kPack, int kUnroll = (kPack >= 8 ? 2 : 4), bool kReadOnly = false, bool kHold = false,
           typename Load, typename F>
-__device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int64_t first, int64_t count, F&& f) {
+__device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int64_t first, int64_t count, F&& f,
+                                              int64_t col0 = 0) {
   for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
     typename Load::template Fetched<kPack> raw[kUnroll];
     float v[kHold ? 1 : kUnroll][kPack];
@@ -78,7 +81,7 @@ __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
       if (p >= count) continue;
-      raw[u] = load.template fetch<kPack, kReadOnly>(row, (first + p) * kPack);
+      raw[u] = load.template fetch<kPack, kReadOnly>(row, col0 + (first + p) * kPack);
       if constexpr (!kHold) load.template convert<kPack>(raw[u], v[u]);
     }
 #pragma unroll
@@ -181,6 +184,26 @@ int pick_pack(int64_t cols, std::initializer_list<std::pair<const void*, int>> p
     if (reinterpret_cast<uintptr_t>(p) % (uintptr_t(bytes) * kMax) != 0) return 1;
   return kMax;
 }
+
+/// [pick_phase]
+/// Where a row that is not a whole number of packs can still be read in packs (the peel,
+/// paths_smem.cuh): the element offset, 0 to kMax - 1, of every pointer from the kMax-element
+/// boundary before it, when it is the same for all of them (pointer, element bytes) and each is
+/// aligned to its element; -1 otherwise. Row r then starts (phase + r * cols) % kMax elements past
+/// a boundary of every tensor at once, so one head per row serves x, the mask and y alike.
+template <int kMax>
+int pick_phase(std::initializer_list<std::pair<const void*, int>> ptrs) {
+  int phase = -1;
+  for (auto [p, bytes] : ptrs) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (a % uintptr_t(bytes) != 0) return -1;
+    const int ph = int((a / uintptr_t(bytes)) % kMax);
+    if (phase >= 0 && ph != phase) return -1;
+    phase = ph;
+  }
+  return phase;
+}
+/// [pick_phase]
 
 /// Calls f(std::integral_constant<int, P>{}) for P = pack, which is kMax or 1.
 template <int kMax, typename F>

@@ -26,29 +26,52 @@ namespace ch12 {
 /// resident threads (at most 40 registers), measured to spill nothing where 2048 (32) spills.
 /// The row is read through the read-only data path (x must not overlap y), each element once,
 /// into shared memory: fp32 at 16384 columns +0.8% on the H100; the warp kernel with the same
-/// change lost up to 1% at 512 columns, so it keeps plain loads.
-template <typename C, typename Load, typename Store, int kPack, int kBlock>
-__global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
-    softmax_smem_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+/// change lost up to 1% at 512 columns, so it keeps plain loads. The peeled fp32 kernel is held to
+/// 1536 resident threads too: unbounded it took 44-48 registers (40 without the peel), which left
+/// two 64 KB blocks of 512 threads on an SM where three fit (fp32 at 16383 columns: 0.6x).
+template <typename C, typename Load, typename Store, int kPack, int kBlock, bool kPeel = false>
+__global__ void __launch_bounds__(kBlock, kPack >= 8 || (kPeel && std::is_same_v<Load, DirectLoad<float>>) ? 1536 / kBlock : 1)
+    softmax_smem_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log, int phase = 0) {
   constexpr bool kKeepExp = std::is_same_v<C, float>;  // the cache holds the exponentials exactly
   extern __shared__ __align__(16) unsigned char smem[];
   const int num_packs = int(cols / kPack);  // a row in shared memory: 32-bit indices (fewer registers)
   const RowCache<C, kPack> cache{reinterpret_cast<C*>(smem), num_packs};
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    float m = -INFINITY;
+    // The peel (kPeel: cols not a whole number of packs): the row's packs start at its first
+    // 16-byte boundary, `head` elements in; the head and the tail after the last whole pack, at
+    // most kPack - 1 elements each, take one element per thread (threads 0 .. edges - 1), which
+    // keeps its element in a register through the three passes.
+    int head = 0, packs = num_packs;
+    int edge_col = -1;  // this thread's head or tail element, -1 for none (a row in shared memory: 32 bits)
+    float edge = -INFINITY;
+    if constexpr (kPeel) {
+      const int64_t to_boundary = (kPack - (phase + row * cols) % kPack) % kPack;
+      head = int(to_boundary < cols ? to_boundary : cols);
+      packs = int((cols - head) / kPack);
+      const int edges = int(cols - int64_t(packs) * kPack);  // head + tail, under 2 * kPack
+      if (int(threadIdx.x) < edges) {
+        edge_col = int(threadIdx.x) < head ? int(threadIdx.x) : packs * kPack + int(threadIdx.x);
+        load.template load<1>(&edge, row, edge_col);
+      }
+    }
+    float m = edge;
     // A 16-bit row cached as fp32 loads one pack at a time: two would spill at 40 registers, and
     // four at 64 registers (fewer blocks) measured slower from 3072 to 16384 columns.
     constexpr int kUnroll = kKeepExp && kPack >= 8 ? 1 : (kPack >= 8 ? 2 : 4);
-    for_each_pack<kBlock, kPack, kUnroll, true>(load, row, 0, num_packs, [&](int64_t p, const float* v) {
-      cache.put(int(p), v);
+    for_each_pack<kBlock, kPack, kUnroll, true>(
+        load, row, 0, packs,
+        [&](int64_t p, const float* v) {
+          cache.put(int(p), v);
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
-    });
+          for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
+        },
+        head);
     m = block_allreduce<kBlock>(m, Max{}, -INFINITY);
     const bool keep_exp = kKeepExp && !log;
     float s = 0;
+    if (kPeel && edge_col >= 0) s = row_exp<Store::kFastExp>(edge - m);  // computed again when written
 #pragma unroll 1  // one pack at a time: unrolling costs registers, and occupancy is what hides latency here
-    for (int p = threadIdx.x; p < num_packs; p += kBlock) {
+    for (int p = threadIdx.x; p < packs; p += kBlock) {
       float v[kPack];
       cache.get(p, v);
 #pragma unroll
@@ -61,12 +84,16 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 ? 1536 / kBlock : 1)
     }
     const float k = row_constant(block_allreduce<kBlock>(s, Sum{}, 0.0f), log);
 #pragma unroll 1
-    for (int p = threadIdx.x; p < num_packs; p += kBlock) {
+    for (int p = threadIdx.x; p < packs; p += kBlock) {
       float v[kPack];
       cache.get(p, v);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) v[j] = keep_exp ? v[j] * k : finish<Store::kFastExp>(v[j], m, k, log);
-      store.template store<kPack>(v, row, int64_t(p) * kPack);
+      store.template store<kPack>(v, row, head + int64_t(p) * kPack);
+    }
+    if (kPeel && edge_col >= 0) {
+      const float out = finish<Store::kFastExp>(edge, m, k, log);
+      store.template store<1>(&out, row, edge_col);
     }
   }
 }
@@ -91,37 +118,40 @@ constexpr int kSmemMinPacks = policy::smem_min_packs(kPack);
 // round trip, which outweighs the second exponential. Log-softmax always takes the narrow cache:
 // it keeps no exponential, so the fp32 cache buys nothing (16-bit at 3072 columns: 2.85-2.89
 // against 2.76-2.79 TB/s on the H100).
-template <typename C, int kPack, typename Load, typename Store>
+// kPeel: the peeled kernel, for rows that are not a whole number of packs (phase: pick_phase).
+template <typename C, int kPack, typename Load, typename Store, bool kPeel = false>
 auto smem_kernel_for() {
-  return [](auto block) { return softmax_smem_kernel<C, Load, Store, kPack, decltype(block)::value>; };
+  return [](auto block) { return softmax_smem_kernel<C, Load, Store, kPack, decltype(block)::value, kPeel>; };
 }
 
-template <typename C, int kPack, typename Load, typename Store>
-void launch_smem_as(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+template <typename C, int kPack, bool kPeel, typename Load, typename Store>
+void launch_smem_as(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, int phase,
+                    cudaStream_t stream) {
   const size_t smem = cache_bytes<C>(cols);
-  auto kernel_for = smem_kernel_for<C, kPack, Load, Store>();
+  auto kernel_for = smem_kernel_for<C, kPack, Load, Store, kPeel>();
   course::with_occupancy_block(cols / kPack, kSmemMinPacks<kPack>, smem, kernel_for, [&](auto block) {
     constexpr int kBlock = decltype(block)::value;
-    kernel_for(block)<<<row_blocks(rows), kBlock, smem, stream>>>(load, store, rows, cols, log);
+    kernel_for(block)<<<row_blocks(rows), kBlock, smem, stream>>>(load, store, rows, cols, log, phase);
     CUDA_CHECK_LAUNCH();
   });
 }
 
-template <int kPack, typename Load, typename Store>
-void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+template <int kPack, bool kPeel = false, typename Load, typename Store>
+void launch_smem(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream,
+                 int phase = 0) {
   using C = typename Load::Cache;
   if constexpr (!std::is_same_v<C, float>) {
     const int64_t packs = cols / kPack;
     const bool fits = cols <= cols_in_smem<float>(1);
     const int wide = fits ? course::occupancy_best_threads(packs, kSmemMinPacks<kPack>, cache_bytes<float>(cols),
-                                                           smem_kernel_for<float, kPack, Load, Store>())
+                                                           smem_kernel_for<float, kPack, Load, Store, kPeel>())
                           : 0;
     const int narrow = course::occupancy_best_threads(packs, kSmemMinPacks<kPack>, cache_bytes<C>(cols),
-                                                      smem_kernel_for<C, kPack, Load, Store>());
+                                                      smem_kernel_for<C, kPack, Load, Store, kPeel>());
     if (log || wide < narrow || packs <= policy::kSmemNarrowCacheMaxPacks)
-      return launch_smem_as<C, kPack>(load, store, rows, cols, log, stream);
+      return launch_smem_as<C, kPack, kPeel>(load, store, rows, cols, log, phase, stream);
   }
-  launch_smem_as<float, kPack>(load, store, rows, cols, log, stream);
+  launch_smem_as<float, kPack, kPeel>(load, store, rows, cols, log, phase, stream);
 }
 /// [smem_launch]
 

@@ -58,6 +58,9 @@ std::vector<Case> suite_cases(const Variant& v, bool quick, bool large) {
   shifted.shift = 200.0f;  // exp(200) overflows fp32: the max must be subtracted first
   add(16, 1000, "common offset +200 (shift invariance)", 4, 0, shifted);
   for (int64_t off : {1, 2, 3}) add(37, 1000, "misaligned view", 5, off);
+  // An odd width at every element offset of a 16-byte pack: each row starts at another offset
+  // from the pack boundary, and the view itself at 0 to 7 elements past one (the peel's cases).
+  for (int64_t off = 0; off < 8; ++off) add(19, 3001, "odd width, view offset " + std::to_string(off), 10, off);
   add(5, 4099, "misaligned view", 6, 5);
   add(11, 64, "misaligned view", 6, 1);
   // Each dispatch threshold at -1, 0, +1, and at -8, +8 (multiples of every pack width when t is,
