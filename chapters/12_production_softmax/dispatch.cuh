@@ -80,7 +80,8 @@ bool cluster_of(const Load& load, const Store& store, int64_t rows, int64_t cols
 /// Store (the plain softmax). A row read one element at a time takes the warp path where the tile
 /// path was chosen. The path set's tile and cluster launchers are compiled only where it has them
 /// (tile_of, cluster_of). `phase` (pick_phase, -1 for none): a row that is not a whole number of
-/// packs is still read in packs on the shared-memory path, with its head and tail peeled.
+/// packs is still read in packs on the warp and shared-memory paths, with its head and tail
+/// peeled (peel.h).
 template <typename Paths, typename X, bool kBlockRegs, typename Load, typename Store>
 void forward(Path path, policy::Op op, int pack, const Load& load, const Store& store, int64_t rows, int64_t cols,
              bool log, cudaStream_t stream, int phase = -1) {
@@ -95,6 +96,12 @@ void forward(Path path, policy::Op op, int pack, const Load& load, const Store& 
         throw course::UsageError("the block-registers path serves the plain softmax and log-softmax only");
       case Path::warp:
       case Path::tile:
+        if constexpr (kPack == 1 && kMax > 1)
+          if (phase >= 0)  // the peel: packs from each row's first boundary (the tile path needs whole rows of packs)
+            return with_warp_min_packs<kMax>(cols, [&](auto min_packs) {
+              launch_warp<decltype(min_packs)::value, kMax, kWarpColsPerLane<X>, true>(load, store, rows, cols, log,
+                                                                                      stream, phase);
+            });
         return with_warp_min_packs<kPack>(cols, [&](auto min_packs) {
           constexpr int kMinPacks = decltype(min_packs)::value;
           if (path == Path::tile && tile_of<Paths, kMinPacks, kPack>(load, store, rows, cols, log, stream)) return;

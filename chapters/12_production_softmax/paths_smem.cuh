@@ -13,6 +13,7 @@
 #include "blocks/occupancy.cuh"
 #include "harness/errors.h"
 #include "paths_common.cuh"
+#include "peel.h"
 
 namespace ch12 {
 
@@ -37,23 +38,14 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 || (kPeel && std::is_same_v
   const int num_packs = int(cols / kPack);  // a row in shared memory: 32-bit indices (fewer registers)
   const RowCache<C, kPack> cache{reinterpret_cast<C*>(smem), num_packs};
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    // The peel (kPeel: cols not a whole number of packs): the row's packs start at its first
-    // 16-byte boundary, `head` elements in; the head and the tail after the last whole pack, at
-    // most kPack - 1 elements each, take one element per thread (threads 0 .. edges - 1), which
-    // keeps its element in a register through the three passes.
-    int head = 0, packs = num_packs;
-    int edge_col = -1;  // this thread's head or tail element, -1 for none (a row in shared memory: 32 bits)
+    // The peel (kPeel: cols not a whole number of packs, peel.h): the packs start at the row's
+    // first 16-byte boundary; its head and tail take one element per thread (threads 0 .. edges
+    // - 1), which keeps its element in a register through the three passes.
+    const RowPeel pl = kPeel ? RowPeel::of<kPack>(phase, row, cols) : RowPeel{0, num_packs, 0, 0};
+    const int packs = pl.packs, head = pl.head;
+    const int edge_col = int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
     float edge = -INFINITY;
-    if constexpr (kPeel) {
-      const int64_t to_boundary = (kPack - (phase + row * cols) % kPack) % kPack;
-      head = int(to_boundary < cols ? to_boundary : cols);
-      packs = int((cols - head) / kPack);
-      const int edges = int(cols - int64_t(packs) * kPack);  // head + tail, under 2 * kPack
-      if (int(threadIdx.x) < edges) {
-        edge_col = int(threadIdx.x) < head ? int(threadIdx.x) : packs * kPack + int(threadIdx.x);
-        load.template load<1>(&edge, row, edge_col);
-      }
-    }
+    if (kPeel && edge_col >= 0) load.template load<1>(&edge, row, edge_col);
     float m = edge;
     // A 16-bit row cached as fp32 loads one pack at a time: two would spill at 40 registers, and
     // four at 64 registers (fewer blocks) measured slower from 3072 to 16384 columns.

@@ -15,6 +15,7 @@
 #include "harness/errors.h"
 #include "harness/launch_math.h"
 #include "paths_common.cuh"
+#include "peel.h"
 
 namespace ch12 {
 
@@ -64,15 +65,26 @@ struct RowRegs<Load, kPack, kPacks, true> {
 /// (RowRegs) for the three passes: max, sum of exponentials, write. Where the row is held as
 /// fp32, the softmax keeps the exponentials from the sum pass, as chapter 04 does: one `expf` per
 /// element.
-template <int kPack, int kPacks, int kWidth, int kRows, int kRowStride, typename Load, typename Store>
+/// kPeel (peel.h): the rows are not whole numbers of packs; each is read in packs from its first
+/// pack boundary, and its head and tail (edges) one element per lane, kEdges per lane at most.
+template <int kPack, int kPacks, int kWidth, int kRows, int kRowStride, bool kPeel = false, typename Load,
+          typename Store>
 __device__ __forceinline__ void warp_rows(const Load& load, const Store& store, int64_t row0, int64_t rows,
-                                          int64_t cols, bool log) {
+                                          int64_t cols, bool log, int phase = 0) {
   const int lane = threadIdx.x % kWidth;
   const unsigned mask = course::group_mask<kWidth>();
-  auto col_of = [&](int p) { return (int64_t(p) * kWidth + lane) * kPack; };
   auto row_of = [&](int r) { return row0 + int64_t(r) * kRowStride; };  // the group's r-th row
+  RowPeel pl[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) pl[r] = kPeel ? RowPeel::of<kPack>(phase, row_of(r), cols) : RowPeel{0, 0, 0, 0};
+  auto col_of = [&](int r, int p) { return (kPeel ? pl[r].head : 0) + (int64_t(p) * kWidth + lane) * kPack; };
   // Packs past the row's end (padding) and rows past the last are neither loaded nor used.
-  auto here = [&](int r, int p) { return row_of(r) < rows && col_of(p) < cols; };
+  auto here = [&](int r, int p) {
+    return row_of(r) < rows && (kPeel ? p * kWidth + lane < pl[r].packs : col_of(r, p) < cols);
+  };
+  constexpr int kEdges = kPeel ? (2 * kPack - 2 + kWidth - 1) / kWidth : 0;  // edge slots per lane
+  auto edge_here = [&](int r, int e) { return row_of(r) < rows && e * kWidth + lane < pl[r].edges; };
+  float edge[kRows][kEdges > 0 ? kEdges : 1];
 
   RowRegs<Load, kPack, kPacks> x[kRows];
   const bool keep_exp = RowRegs<Load, kPack, kPacks>::kFloat && !log;
@@ -80,11 +92,20 @@ __device__ __forceinline__ void warp_rows(const Load& load, const Store& store, 
   for (int r = 0; r < kRows; ++r)
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
-      if (here(r, p)) x[r].fetch(load, p, row_of(r), col_of(p));
+      if (here(r, p)) x[r].fetch(load, p, row_of(r), col_of(r, p));
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+#pragma unroll
+    for (int e = 0; e < kEdges; ++e) {
+      edge[r][e] = -INFINITY;
+      if (edge_here(r, e)) load.template load<1>(&edge[r][e], row_of(r), pl[r].edge_col(e * kWidth + lane));
+    }
   float m[kRows], s[kRows], tmp[kPack];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     m[r] = -INFINITY;
+#pragma unroll
+    for (int e = 0; e < kEdges; ++e) m[r] = fmaxf(m[r], edge[r][e]);
 #pragma unroll
     for (int p = 0; p < kPacks; ++p) {
       if (!here(r, p)) continue;
@@ -98,6 +119,9 @@ __device__ __forceinline__ void warp_rows(const Load& load, const Store& store, 
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     s[r] = 0;
+#pragma unroll
+    for (int e = 0; e < kEdges; ++e)
+      if (edge_here(r, e)) s[r] += row_exp<Store::kFastExp>(edge[r][e] - m[r]);  // computed again when written
 #pragma unroll
     for (int p = 0; p < kPacks; ++p) {
       if (!here(r, p)) continue;
@@ -121,18 +145,24 @@ __device__ __forceinline__ void warp_rows(const Load& load, const Store& store, 
       float out[kPack];
 #pragma unroll
       for (int j = 0; j < kPack; ++j) out[j] = keep_exp ? v[j] * s[r] : finish<Store::kFastExp>(v[j], m[r], s[r], log);
-      store.template store<kPack>(out, row_of(r), col_of(p));
+      store.template store<kPack>(out, row_of(r), col_of(r, p));
     }
+#pragma unroll
+    for (int e = 0; e < kEdges; ++e)
+      if (edge_here(r, e)) {
+        const float out = finish<Store::kFastExp>(edge[r][e], m[r], s[r], log);
+        store.template store<1>(&out, row_of(r), pl[r].edge_col(e * kWidth + lane));
+      }
   }
 }
 
-template <typename Load, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows>
+template <typename Load, typename Store, int kPack, int kColsPerThread, int kWidth, int kRows, bool kPeel = false>
 __global__ void __launch_bounds__(policy::kWarpPathBlock)
-    softmax_warp_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+    softmax_warp_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log, int phase = 0) {
   const int64_t group = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWidth;
   const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
   for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step)
-    warp_rows<kPack, kColsPerThread / kPack, kWidth, kRows, 1>(load, store, row0, rows, cols, log);
+    warp_rows<kPack, kColsPerThread / kPack, kWidth, kRows, 1, kPeel>(load, store, row0, rows, cols, log, phase);
 }
 /// [warp_kernel]
 
@@ -163,15 +193,16 @@ void warp_shape(int64_t rows, int64_t cols, F&& f) {
   });
 }
 
-template <int kMinPacks, int kPack, int kColsPerLane, typename Load, typename Store>
-void launch_warp(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+template <int kMinPacks, int kPack, int kColsPerLane, bool kPeel = false, typename Load, typename Store>
+void launch_warp(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream,
+                 int phase = 0) {
   warp_shape<kMinPacks, kPack, kColsPerLane>(rows, cols, [&](auto cpt, auto width, auto rows_per_group) {
     constexpr int kCols = decltype(cpt)::value, kWidth = decltype(width)::value;
     constexpr int kRows = decltype(rows_per_group)::value;
     constexpr int kRowsPerBlock = policy::kWarpPathBlock / kWidth * kRows;
     const unsigned blocks = course::resident_grid(rows, kRowsPerBlock, policy::kWarpPathBlock, 8);
-    softmax_warp_kernel<Load, Store, kPack, kCols, kWidth, kRows>
-        <<<blocks, policy::kWarpPathBlock, 0, stream>>>(load, store, rows, cols, log);
+    softmax_warp_kernel<Load, Store, kPack, kCols, kWidth, kRows, kPeel>
+        <<<blocks, policy::kWarpPathBlock, 0, stream>>>(load, store, rows, cols, log, phase);
     CUDA_CHECK_LAUNCH();
   });
 }

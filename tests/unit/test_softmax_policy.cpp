@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "12_production_softmax/limits.h"
+#include "12_production_softmax/peel.h"
 #include "12_production_softmax/policy.h"
 
 namespace {
@@ -192,3 +194,39 @@ TEST(SoftmaxPolicy, SuiteShapesStraddleTheRules) {
 }
 
 }  // namespace
+
+// The peel (12_production_softmax/peel.h): for every phase and row, the packs and the edges cover
+// each column exactly once, every pack starts on a kPack boundary, and the edges are fewer than
+// two packs.
+template <int kPack>
+void check_peel() {
+  for (int phase = 0; phase < kPack; ++phase)
+    for (int64_t cols = 1; cols <= 70; ++cols)
+      for (int64_t row = 0; row < 3 * kPack; ++row) {
+        const ch12::RowPeel pl = ch12::RowPeel::of<kPack>(phase, row, cols);
+        std::vector<int> seen(size_t(cols), 0);
+        for (int p = 0; p < pl.packs; ++p) {
+          const int64_t c0 = pl.head + int64_t(p) * kPack;
+          EXPECT_EQ((phase + row * cols + c0) % kPack, 0) << "pack off a boundary";
+          for (int j = 0; j < kPack; ++j) ++seen[size_t(c0 + j)];
+        }
+        EXPECT_LT(pl.edges, 2 * kPack);
+        EXPECT_LT(pl.head, kPack);
+        for (int i = 0; i < pl.edges; ++i) {
+          const int c = pl.edge_col(i);
+          ASSERT_TRUE(c >= 0 && c < cols) << c;
+          ++seen[size_t(c)];
+        }
+        for (int64_t c = 0; c < cols; ++c)
+          EXPECT_EQ(seen[size_t(c)], 1) << "phase " << phase << " row " << row << " cols " << cols << " col " << c;
+      }
+}
+TEST(Peel, PacksAndEdgesCoverTheRowOnce) {
+  check_peel<4>();
+  check_peel<8>();
+  // Whole packs on aligned rows: no edges at all.
+  const ch12::RowPeel pl = ch12::RowPeel::of<8>(0, 5, 4096);
+  EXPECT_EQ(pl.head, 0);
+  EXPECT_EQ(pl.edges, 0);
+  EXPECT_EQ(pl.packs, 512);
+}
