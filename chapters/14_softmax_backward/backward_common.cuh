@@ -21,6 +21,7 @@
 #include "12_production_softmax/paths_block_regs.cuh"
 #include "12_production_softmax/paths_common.cuh"
 #include "12_production_softmax/paths_warp.cuh"
+#include "12_production_softmax/peel.h"
 #include "12_production_softmax/policy.h"
 #include "12_production_softmax/softmax.cuh"
 #include "12_production_softmax/softmax_functors.cuh"
@@ -36,6 +37,7 @@ using ch12::kWarpColsPerLane;
 using ch12::kWarpMaxCols;
 using ch12::row_exp;
 using ch12::RowCache;
+using ch12::RowPeel;
 using ch12::Sum;
 
 /// [backward_math]
@@ -63,9 +65,10 @@ __device__ __forceinline__ void with_log(bool log, F&& f) {
 
 /// for_each_pack over two inputs read in step (y and dy), packs [first, first + count) of the
 /// row: f(p, y values, dy values) with p counted from `first`; kHold as for for_each_pack.
+/// `col0`: the column where pack 0 starts (a peeled row's head, 12_production_softmax/peel.h).
 template <int kBlock, int kPack, int kUnroll = 2, bool kHold = false, typename LoadY, typename LoadDy, typename F>
 __device__ __forceinline__ void for_each_pack2(const LoadY& load_y, const LoadDy& load_dy, int64_t row, int64_t first,
-                                               int64_t count, F&& f) {
+                                               int64_t count, F&& f, int64_t col0 = 0) {
   for (int64_t p0 = threadIdx.x; p0 < count; p0 += int64_t(kBlock) * kUnroll) {
     typename LoadY::template Fetched<kPack> raw_y[kUnroll];
     typename LoadDy::template Fetched<kPack> raw_dy[kUnroll];
@@ -74,8 +77,8 @@ __device__ __forceinline__ void for_each_pack2(const LoadY& load_y, const LoadDy
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t p = p0 + int64_t(u) * kBlock;
       if (p >= count) continue;
-      raw_y[u] = load_y.template fetch<kPack>(row, (first + p) * kPack);
-      raw_dy[u] = load_dy.template fetch<kPack>(row, (first + p) * kPack);
+      raw_y[u] = load_y.template fetch<kPack>(row, col0 + (first + p) * kPack);
+      raw_dy[u] = load_dy.template fetch<kPack>(row, col0 + (first + p) * kPack);
       if constexpr (!kHold) {
         load_y.template convert<kPack>(raw_y[u], y[u]);
         load_dy.template convert<kPack>(raw_dy[u], dy[u]);

@@ -60,6 +60,7 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
   if (!check_backward<T>(a, op, path, log)) return;
   constexpr int kMax = 16 / sizeof(T);
   const int pack = ch12::detail::pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}});
+  const int phase = ch12::detail::pick_phase<kMax>({{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}});
   const bool automatic = path == Path::automatic;
   const int64_t rows = a.rows, cols = a.cols;
   if (automatic)
@@ -84,7 +85,11 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
     if (path == Path::warp) return launch_backward_warp<kPack>(load_y, load_dy, store, rows, cols, log, stream);
     if (path == Path::block_regs)
       return launch_backward_block_regs<kPack>(load_y, load_dy, store, rows, cols, log, stream);
-    if (path == Path::smem) return launch_backward_smem<kPack>(load_y, load_dy, store, rows, cols, log, stream);
+    if (path == Path::smem) {
+      if constexpr (kPack == 1 && kMax > 1)  // the peel: packs from each row's first boundary
+        if (phase >= 0) return launch_backward_smem<kMax, true>(load_y, load_dy, store, rows, cols, log, stream, phase);
+      return launch_backward_smem<kPack>(load_y, load_dy, store, rows, cols, log, stream);
+    }
     launch_backward_uncached<kPack>(load_y, load_dy, store, rows, cols, log, stream);
   });
 }
