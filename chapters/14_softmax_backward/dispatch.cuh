@@ -82,7 +82,11 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
         return launch_backward_tile<kPack>(load_y, load_dy, store, rows, cols, log, stream);
       path = Path::warp;  // one-element packs (a misaligned or odd row): the lanes load
     }
-    if (path == Path::warp) return launch_backward_warp<kPack>(load_y, load_dy, store, rows, cols, log, stream);
+    if (path == Path::warp) {
+      if constexpr (kPack == 1 && kMax > 1)  // the peel
+        if (phase >= 0) return launch_backward_warp<kMax, true>(load_y, load_dy, store, rows, cols, log, stream, phase);
+      return launch_backward_warp<kPack>(load_y, load_dy, store, rows, cols, log, stream);
+    }
     if (path == Path::block_regs)
       return launch_backward_block_regs<kPack>(load_y, load_dy, store, rows, cols, log, stream);
     if (path == Path::smem) {
