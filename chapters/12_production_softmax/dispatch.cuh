@@ -87,12 +87,17 @@ void forward(Path path, policy::Op op, int pack, const Load& load, const Store& 
              bool log, cudaStream_t stream, int phase = -1) {
   constexpr int kMax = 16 / sizeof(X);
   if (path == Path::automatic)
-    path = policy::forward_path(device_for<Paths>(), op, rows, cols, int(sizeof(X)), pack == kMax);
+    path = policy::forward_path(device_for<Paths>(), op, rows, cols, int(sizeof(X)), pack == kMax,
+                                pack != kMax && phase >= 0);
   with_pack<kMax>(pack, [&](auto p) {
     constexpr int kPack = decltype(p)::value;
     switch (path) {
       case Path::block_regs:
-        if constexpr (kBlockRegs) return launch_block_regs<kPack>(load, store, rows, cols, log, stream);
+        if constexpr (kBlockRegs) {
+          if constexpr (kPack == 1 && kMax > 1)
+            if (phase >= 0) return launch_block_regs<kMax, true>(load, store, rows, cols, log, stream, phase);
+          return launch_block_regs<kPack>(load, store, rows, cols, log, stream);
+        }
         throw course::UsageError("the block-registers path serves the plain softmax and log-softmax only");
       case Path::warp:
       case Path::tile:

@@ -121,7 +121,12 @@ inline Shapes block_regs_boundary(const policy::Device& d, int elem_bytes, bool 
   const int64_t r = policy::long_rows_min(d), pack = 16 / elem_bytes;
   if (r == 0) return {};
   const auto [first, last] = block_regs_cols(elem_bytes, backward);
-  return {{r - 1, first}, {r, first - pack}, {r, first}, {r, first + 1}, {r, last - pack}, {r, last}};
+  Shapes v{{r - 1, first}, {r, first - pack}, {r, first}, {r, first + 1}, {r, last - pack}, {r, last}};
+  if (!backward) {  // the peeled rows (peel.h): the first and last cols that are not whole packs
+    const int64_t lo = policy::kBlockRegsForwardMinBytes / elem_bytes + 1, hi = policy::kBlockRegsForwardEndBytes / elem_bytes - 1;
+    append(v, {{r - 1, lo}, {r, lo - 1}, {r, lo}, {r, hi}, {r, hi + 1}});
+  }
+  return v;
 }
 
 /// The backward cluster's size doubles (2, 4, 8, 16) where a chunk of y and dy stops fitting in a
@@ -160,8 +165,13 @@ inline course::Limits dispatch(policy::Op op, int elem_bytes, const policy::Devi
   }
   if (plain || backward) {
     const auto [first, end] = block_regs_cols(elem_bytes, backward);
-    l.text += "; with " + many + ": block_regs for packed cols " + std::to_string(first) + " to " +
-              std::to_string(end - pack);
+    if (backward)
+      l.text += "; with " + many + ": block_regs for packed cols " + std::to_string(first) + " to " +
+                std::to_string(end - pack);
+    else  // whole packs, or rows the peel reads in packs (peel.h)
+      l.text += "; with " + many + ": block_regs for cols " +
+                std::to_string(policy::kBlockRegsForwardMinBytes / elem_bytes + 1) + " to " +
+                std::to_string(policy::kBlockRegsForwardEndBytes / elem_bytes - 1);
     append(l.shapes, block_regs_boundary(d, elem_bytes, backward));
   }
   if (!backward) {

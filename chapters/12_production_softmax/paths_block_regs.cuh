@@ -16,6 +16,7 @@
 #include "harness/errors.h"
 #include "harness/launch_math.h"
 #include "paths_common.cuh"
+#include "peel.h"
 #include "softmax.cuh"
 
 namespace ch12 {
@@ -29,19 +30,28 @@ namespace ch12 {
 /// block size that puts a given number of bytes in flight per SM.
 /// The block size is chosen at run time (block_regs_shape, below), a multiple of 128 up to
 /// policy::kBlockRegsMaxBlock.
-template <typename Load, typename Store, int kPack, int kPacks>
+/// kPeel (peel.h): rows that are not whole numbers of packs, read in packs from each row's first
+/// boundary; the head and tail (edges) one element per thread, kept in a register.
+template <typename Load, typename Store, int kPack, int kPacks, bool kPeel = false>
 __global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)
-    softmax_block_regs_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+    softmax_block_regs_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log, int phase = 0) {
   const int num_packs = int(cols / kPack), block = int(blockDim.x);
-  auto here = [&](int p) { return p * block + int(threadIdx.x) < num_packs; };
-  auto col_of = [&](int p) { return int64_t(p * block + int(threadIdx.x)) * kPack; };
+  auto here_whole = [&](int p) { return p * block + int(threadIdx.x) < num_packs; };
+  auto col_whole = [&](int p) { return int64_t(p * block + int(threadIdx.x)) * kPack; };
   const bool keep_exp = !log;  // the softmax keeps each exponential in place of its input
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    RowPeel pl{0, num_packs, 0, 0};
+    if constexpr (kPeel) pl = RowPeel::of<kPack>(phase, row, cols);
+    auto here = [&](int p) { return kPeel ? p * block + int(threadIdx.x) < pl.packs : here_whole(p); };
+    auto col_of = [&](int p) { return kPeel ? pl.head + col_whole(p) : col_whole(p); };
+    const int edge_col = kPeel && int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
+    float edge = -INFINITY;
+    if (kPeel && edge_col >= 0) load.template load<1>(&edge, row, edge_col);
     float v[kPacks][kPack];
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
       if (here(p)) load.template load<kPack>(v[p], row, col_of(p));
-    float m = -INFINITY;
+    float m = kPeel ? edge : -INFINITY;
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
       if (here(p))
@@ -49,6 +59,7 @@ __global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)
         for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[p][j]);
     m = block_allreduce<policy::kBlockRegsMaxBlock>(m, Max{}, -INFINITY, block / 32);
     float s = 0;
+    if (kPeel && edge_col >= 0) s = row_exp<Store::kFastExp>(edge - m);  // computed again when written
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
       if (here(p))
@@ -67,6 +78,10 @@ __global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)
         for (int j = 0; j < kPack; ++j) out[j] = keep_exp ? v[p][j] * k : finish<Store::kFastExp>(v[p][j], m, k, log);
         store.template store<kPack>(out, row, col_of(p));
       }
+    if (kPeel && edge_col >= 0) {
+      const float out = finish<Store::kFastExp>(edge, m, k, log);
+      store.template store<1>(&out, row, edge_col);
+    }
   }
 }
 /// [block_regs_kernel]
@@ -125,26 +140,27 @@ auto kernels_by_packs(KernelFor kernel_for) {
   return kernels_by_packs<kMaxPacks>(kernel_for, std::make_integer_sequence<int, kMaxPacks>{});
 }
 
-/// The forward's kernels for a pack of kPack, and the shape it launches them with.
-template <int kPack, typename Load, typename Store>
+/// The forward's kernels for a pack of kPack (kPeel: the peeled ones), and the shape it launches
+/// them with.
+template <int kPack, typename Load, typename Store, bool kPeel = false>
 auto block_regs_forward_kernels() {
   return kernels_by_packs<policy::kBlockRegsMaxElems / kPack>(
-      [](auto packs) { return softmax_block_regs_kernel<Load, Store, kPack, decltype(packs)::value>; });
+      [](auto packs) { return softmax_block_regs_kernel<Load, Store, kPack, decltype(packs)::value, kPeel>; });
 }
-template <int kPack, typename Load, typename Store>
+template <int kPack, typename Load, typename Store, bool kPeel = false>
 BlockRegsShape block_regs_forward_shape(int64_t cols) {
-  static const auto kernels = block_regs_forward_kernels<kPack, Load, Store>();
+  static const auto kernels = block_regs_forward_kernels<kPack, Load, Store, kPeel>();
   return block_regs_shape(kernels, cols / kPack, cols * int64_t(sizeof(typename Load::Cache)),
                           policy::kBlockRegsForwardInFlight);
 }
 
-template <int kPack, typename Load, typename Store>
+template <int kPack, bool kPeel = false, typename Load, typename Store>
 void launch_block_regs(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
-                       cudaStream_t stream) {
-  static const auto kernels = block_regs_forward_kernels<kPack, Load, Store>();
-  const BlockRegsShape s = block_regs_forward_shape<kPack, Load, Store>(cols);
+                       cudaStream_t stream, int phase = 0) {
+  static const auto kernels = block_regs_forward_kernels<kPack, Load, Store, kPeel>();
+  const BlockRegsShape s = block_regs_forward_shape<kPack, Load, Store, kPeel>(cols);
   course::require(s.block > 0, block_regs_limit_text(), ", got ", cols);
-  kernels[s.packs - 1]<<<row_blocks(rows), s.block, 0, stream>>>(load, store, rows, cols, log);
+  kernels[s.packs - 1]<<<row_blocks(rows), s.block, 0, stream>>>(load, store, rows, cols, log, phase);
   CUDA_CHECK_LAUNCH();
 }
 /// [block_regs_rule]

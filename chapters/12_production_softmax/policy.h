@@ -219,18 +219,22 @@ constexpr int64_t backward_cluster_max_cols(const Device& d, int elem_bytes) {
 
 /// [forward_rule]
 /// The forward path of rows x cols of `elem_bytes`-byte elements; `packed`: 16-byte packs apply
-/// (cols a multiple of 16 bytes, every pointer aligned). In order:
+/// (cols a multiple of 16 bytes, every pointer aligned); `peeled`: the rows are not whole packs,
+/// but every tensor lies the same number of elements past a pack boundary, so the peel (peel.h)
+/// reads them in packs: the block-registers path takes them as packed rows; the tile path, whose
+/// bulk copies move whole rows, does not. In order:
 ///  1. more than 4 KB and under 16 KB of x, rows enough: block_regs (softmax and log-softmax);
 ///  2. the row in a warp's registers (past 1024 columns, rows enough): tile for packed rows of
 ///     65-256 bytes with the bulk copy (a plain load), else warp;
 ///  3. the row (as cached) in a block's shared memory: smem;
 ///  4. with clusters, fewer rows than SMs / 2: cluster;
 ///  5. uncached.
-constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed) {
+constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed,
+                            bool peeled = false) {
   const bool plain = op == Op::softmax || op == Op::log_softmax;
   const int cache_bytes = op == Op::scale_mask_softmax ? 4 : elem_bytes;
   const bool many_rows = rows >= long_rows_min(d);
-  if (plain && packed && block_regs_forward_fits(cols * elem_bytes) && many_rows) return Path::block_regs;
+  if (plain && (packed || peeled) && block_regs_forward_fits(cols * elem_bytes) && many_rows) return Path::block_regs;
   if (cols <= warp_max_cols(elem_bytes) && (cols <= kWarpAnyRowsMaxCols || many_rows))
     return op != Op::scale_mask_softmax && packed && tile_fits(cols * elem_bytes) && d.bulk_copy ? Path::tile
                                                                                                   : Path::warp;

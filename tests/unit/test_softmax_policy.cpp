@@ -57,6 +57,27 @@ TEST(SoftmaxPolicy, WarpPacksPerLane) {
   EXPECT_EQ(policy::warp_min_packs(8, 64), 1);  // 16-bit rows: one pack per lane
 }
 
+// Rows that are not whole packs but that the peel reads in packs (peel.h): the block-registers
+// path takes them as packed rows, from the first cols past 4 KB to the last under 16 KB; the tile
+// path, whose bulk copies move whole rows, never does.
+TEST(SoftmaxPolicy, PeeledRows) {
+  auto peeled = [](const Device& d, int64_t rows, int64_t cols, int elem, Op op = Op::softmax) {
+    return policy::forward_path(d, op, rows, cols, elem, /*packed=*/false, /*peeled=*/true);
+  };
+  const int64_t many = policy::long_rows_min(kH100);
+  EXPECT_EQ(peeled(kH100, many, 1025, 4), Path::block_regs);
+  EXPECT_EQ(peeled(kH100, many, 4095, 4), Path::block_regs);
+  EXPECT_EQ(peeled(kH100, many, 4097, 4), Path::smem);
+  EXPECT_EQ(peeled(kH100, many, 1023, 4), Path::warp);
+  EXPECT_EQ(peeled(kH100, many - 1, 1025, 4), Path::smem);  // too few rows
+  EXPECT_EQ(peeled(kH100, many, 2049, 2), Path::block_regs);
+  EXPECT_EQ(peeled(kH100, many, 8191, 2), Path::block_regs);
+  EXPECT_EQ(peeled(kH100, many, 33, 4), Path::warp);  // never tile
+  EXPECT_EQ(peeled(kH100, many, 65, 2), Path::warp);
+  EXPECT_EQ(peeled(kH100, many, 1025, 4, Op::scale_mask_softmax), Path::smem);  // plain ops only
+  EXPECT_EQ(fwd(kH100, many, 1025, 4, /*packed=*/false), Path::smem);  // neither packed nor peeled
+}
+
 TEST(SoftmaxPolicy, ForwardBlockRegisters) {
   const int64_t r = policy::long_rows_min(kH100);
   EXPECT_EQ(fwd(kH100, r, 1024), Path::warp);        // 4 KB: not more than 4 KB
