@@ -13,6 +13,7 @@
 
 #include "blocks/occupancy.cuh"
 #include "blocks/pack.cuh"
+#include "blocks/peel.h"
 #include "blocks/warp.cuh"
 #include "blocks/warp_dispatch.cuh"
 #include "harness/device.h"
@@ -67,6 +68,18 @@ __device__ __forceinline__ void normalize_pack(const float* v, const Pack<T, kPa
   Pack<T, kPack> pk;
   Convert::from_floats(o, pk);
   course::store_pack<T, kPack>(out, pk);
+}
+
+/// A pack of gamma or beta at any element: one load where it lies on a pack boundary, else one
+/// load per element (a peeled row's packs start where x's row does; gamma's boundaries do not
+/// move with the row, and both stay in L1 across the rows).
+template <typename T, int kPack>
+__device__ __forceinline__ Pack<T, kPack> load_pack_anywhere(const T* p) {
+  if (reinterpret_cast<uintptr_t>(p) % (sizeof(T) * kPack) == 0) return course::load_pack<T, kPack>(p);
+  Pack<T, kPack> pk;
+#pragma unroll
+  for (int j = 0; j < kPack; ++j) pk.elem[j] = p[j];
+  return pk;
 }
 
 /// The same, loading the packs of gamma and beta at the columns of `out`.
@@ -183,21 +196,31 @@ void launch_warp(const course::Args& a, cudaStream_t stream) {
 // fp32, 32 of 16-bit). A 32768-column fp32 row fills 128 KB of shared memory, so one block of 1024
 // threads is all an SM holds, and a load per pack, each started after the previous pack's merge,
 // leaves it short of bytes in flight. The uncached kernel starts none ahead (TUNING.md).
-template <typename T, int kPack, int kBlock, bool kCached>
+// kPeel (blocks/peel.h): rows that are not whole numbers of packs, read in packs from each row's
+// first boundary (x and y share it: `phase`); the head and tail (edges) one element per thread.
+template <typename T, int kPack, int kBlock, bool kCached, bool kPeel = false>
 __global__ void __launch_bounds__(kBlock)
     layer_norm_block_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                             T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t cols,
-                            float eps) {
+                            float eps, int phase = 0) {
   extern __shared__ __align__(16) unsigned char smem[];
   auto* cache = reinterpret_cast<Pack<T, kPack>*>(smem);
   using Convert = course::ScalarConvert<T>;
-  const int64_t num_packs = cols / kPack;
+  const course::RowPeel pl =
+      kPeel ? course::RowPeel::of<kPack>(phase, int64_t(blockIdx.x), cols) : course::RowPeel{0, 0, 0, 0};
+  const int64_t num_packs = kPeel ? int64_t(pl.packs) : cols / kPack;
   const int64_t row = blockIdx.x;
-  const T* xr = x + row * cols;
-  T* yr = y + row * cols;
+  const T* xr = x + row * cols + (kPeel ? pl.head : 0);  // kPeel: from column `head`, where the packs start
+  T* yr = y + row * cols + (kPeel ? pl.head : 0);
 
   constexpr int kLoads = kCached ? kBlockLoads<T> : 1;  // H100: 2 cost uncached 16-bit up to 33% (TUNING.md)
   Welford w;
+  const int edge_col = kPeel && int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
+  float edge = 0;
+  if (kPeel && edge_col >= 0) {
+    edge = course::to_float(x[row * cols + edge_col]);
+    w = course::welford_of<1>(&edge);
+  }
   for (int64_t p0 = threadIdx.x; p0 < num_packs; p0 += int64_t(kBlock) * kLoads) {
     Pack<T, kPack> pk[kLoads];
 #pragma unroll
@@ -225,48 +248,67 @@ __global__ void __launch_bounds__(kBlock)
   for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // a thread's own packs: no barrier
     float v[kPack];
     Convert::to_floats(kCached ? cache[p] : course::load_pack<T, kPack>(xr + p * kPack), v);
-    normalize_pack<T, kPack>(v, gamma + p * kPack, beta + p * kPack, mu, rs, yr + p * kPack);
+    if constexpr (kPeel) {
+      const int64_t col = pl.head + p * kPack;
+      normalize_pack<T, kPack>(v, load_pack_anywhere<T, kPack>(gamma + col), load_pack_anywhere<T, kPack>(beta + col),
+                               mu, rs, yr + p * kPack);
+    } else {
+      normalize_pack<T, kPack>(v, gamma + p * kPack, beta + p * kPack, mu, rs, yr + p * kPack);
+    }
   }
+  if (kPeel && edge_col >= 0)
+    normalize_pack<T, 1>(&edge, gamma + edge_col, beta + edge_col, mu, rs, y + row * cols + edge_col);
 }
 /// [block_kernel]
 
-template <typename T, int kPack, int kBlock, bool kCached>
+template <typename T, int kPack, int kBlock, bool kCached, bool kPeel = false>
 auto block_kernel() {
-  return layer_norm_block_kernel<T, kPack, kBlock, kCached>;
+  return layer_norm_block_kernel<T, kPack, kBlock, kCached, kPeel>;
 }
 
-template <typename T, int kPack, int kBlock, bool kCached>
-void launch_block(const course::Args& a, size_t smem, cudaStream_t stream) {
-  course::allow_max_smem(block_kernel<T, kPack, kBlock, kCached>());
-  layer_norm_block_kernel<T, kPack, kBlock, kCached><<<unsigned(a.rows), kBlock, smem, stream>>>(
+template <typename T, int kPack, int kBlock, bool kCached, bool kPeel = false>
+void launch_block(const course::Args& a, size_t smem, cudaStream_t stream, int phase = 0) {
+  course::allow_max_smem(block_kernel<T, kPack, kBlock, kCached, kPeel>());
+  layer_norm_block_kernel<T, kPack, kBlock, kCached, kPeel><<<unsigned(a.rows), kBlock, smem, stream>>>(
       static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta), static_cast<T*>(a.y),
-      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.cols, a.eps);
+      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.cols, a.eps, phase);
   CUDA_CHECK_LAUNCH();
 }
 
 // Chapter 06's rule: among the block sizes that give each thread at least 4 packs (128 always
 // qualifies), the most resident threads per SM for this row's shared memory; ties to the larger.
-template <typename T, int kPack, bool kCached>
-void dispatch_block(const course::Args& a, cudaStream_t stream) {
+// kPeel and phase: the peeled kernels (layer_norm_block_kernel), for rows that are not whole packs.
+template <typename T, int kPack, bool kCached, bool kPeel = false>
+void dispatch_block(const course::Args& a, cudaStream_t stream, int phase = 0) {
   const size_t smem = kCached ? size_t(a.cols) * sizeof(T) : 0;
   const int64_t num_packs = a.cols / kPack;
   auto usable = [&](int block) { return block == 128 || block * kMinPacksPerThread <= num_packs; };
-  const int t128 = course::resident_threads(block_kernel<T, kPack, 128, kCached>(), 128, smem);
-  const int t256 = usable(256) ? course::resident_threads(block_kernel<T, kPack, 256, kCached>(), 256, smem) : 0;
-  const int t512 = usable(512) ? course::resident_threads(block_kernel<T, kPack, 512, kCached>(), 512, smem) : 0;
-  const int t1024 = usable(1024) ? course::resident_threads(block_kernel<T, kPack, 1024, kCached>(), 1024, smem) : 0;
+  const int t128 = course::resident_threads(block_kernel<T, kPack, 128, kCached, kPeel>(), 128, smem);
+  const int t256 = usable(256) ? course::resident_threads(block_kernel<T, kPack, 256, kCached, kPeel>(), 256, smem) : 0;
+  const int t512 = usable(512) ? course::resident_threads(block_kernel<T, kPack, 512, kCached, kPeel>(), 512, smem) : 0;
+  const int t1024 =
+      usable(1024) ? course::resident_threads(block_kernel<T, kPack, 1024, kCached, kPeel>(), 1024, smem) : 0;
   const int best = std::max(std::max(t128, t256), std::max(t512, t1024));
   course::require(best > 0, "cols = ", a.cols, ": no block size fits its shared memory on this GPU");
-  if (t1024 == best) return launch_block<T, kPack, 1024, kCached>(a, smem, stream);
-  if (t512 == best) return launch_block<T, kPack, 512, kCached>(a, smem, stream);
-  if (t256 == best) return launch_block<T, kPack, 256, kCached>(a, smem, stream);
-  launch_block<T, kPack, 128, kCached>(a, smem, stream);
+  if (t1024 == best) return launch_block<T, kPack, 1024, kCached, kPeel>(a, smem, stream, phase);
+  if (t512 == best) return launch_block<T, kPack, 512, kCached, kPeel>(a, smem, stream, phase);
+  if (t256 == best) return launch_block<T, kPack, 256, kCached, kPeel>(a, smem, stream, phase);
+  launch_block<T, kPack, 128, kCached, kPeel>(a, smem, stream, phase);
 }
 
 // Every tensor the packs touch: x, y, gamma and beta must all be aligned to the pack.
 template <typename T, typename F>
 void with_pack(const course::Args& a, F&& f) {
   course::with_widest_pack<T>(a.cols, {a.x, a.y, a.gamma, a.beta}, std::forward<F>(f));
+}
+
+/// The peel's phase (blocks/peel.h) for rows that are not whole 16-byte packs, when x and y share
+/// it (gamma and beta may lie anywhere: load_pack_anywhere); -1 for whole packs, or none.
+template <typename T>
+int peel_phase(const course::Args& a) {
+  constexpr int kMax = 16 / sizeof(T);
+  if (a.cols % kMax == 0) return -1;
+  return course::pick_phase<kMax>({{a.x, sizeof(T)}, {a.y, sizeof(T)}});
 }
 
 /// The longest row the shared-memory path caches on this GPU (0 without a device).
@@ -300,6 +342,7 @@ void layer_norm_smem(const course::Args& a, cudaStream_t stream) {
   const std::string limit = "the row must fit in shared memory: cols <= " + std::to_string(max_cols) + " on this GPU";
   if (!course::check_op_args(a, course::Op::layer_norm, max_cols, limit.c_str())) return;
   course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks (one per row)");
+  if (const int phase = peel_phase<T>(a); phase >= 0) return dispatch_block<T, 16 / sizeof(T), true, true>(a, stream, phase);
   with_pack<T>(a, [&](auto pack) { dispatch_block<T, decltype(pack)::value, true>(a, stream); });
 }
 
@@ -308,6 +351,7 @@ template <typename T>
 void layer_norm_uncached(const course::Args& a, cudaStream_t stream) {
   if (!course::check_op_args(a, course::Op::layer_norm)) return;
   course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks (one per row)");
+  if (const int phase = peel_phase<T>(a); phase >= 0) return dispatch_block<T, 16 / sizeof(T), false, true>(a, stream, phase);
   with_pack<T>(a, [&](auto pack) { dispatch_block<T, decltype(pack)::value, false>(a, stream); });
 }
 

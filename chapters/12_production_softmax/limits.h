@@ -122,7 +122,7 @@ inline Shapes block_regs_boundary(const policy::Device& d, int elem_bytes, bool 
   if (r == 0) return {};
   const auto [first, last] = block_regs_cols(elem_bytes, backward);
   Shapes v{{r - 1, first}, {r, first - pack}, {r, first}, {r, first + 1}, {r, last - pack}, {r, last}};
-  if (!backward) {  // the peeled rows (peel.h): the first and last cols that are not whole packs
+  if (!backward) {  // the peeled rows (blocks/peel.h): the first and last cols that are not whole packs
     const int64_t lo = policy::kBlockRegsForwardMinBytes / elem_bytes + 1, hi = policy::kBlockRegsForwardEndBytes / elem_bytes - 1;
     append(v, {{r - 1, lo}, {r, lo - 1}, {r, lo}, {r, hi}, {r, hi + 1}});
   }
@@ -168,7 +168,7 @@ inline course::Limits dispatch(policy::Op op, int elem_bytes, const policy::Devi
     if (backward)
       l.text += "; with " + many + ": block_regs for packed cols " + std::to_string(first) + " to " +
                 std::to_string(end - pack);
-    else  // whole packs, or rows the peel reads in packs (peel.h)
+    else  // whole packs, or rows the peel reads in packs (blocks/peel.h)
       l.text += "; with " + many + ": block_regs for cols " +
                 std::to_string(policy::kBlockRegsForwardMinBytes / elem_bytes + 1) + " to " +
                 std::to_string(policy::kBlockRegsForwardEndBytes / elem_bytes - 1);

@@ -16,7 +16,7 @@
 #include "harness/errors.h"
 #include "harness/launch_math.h"
 #include "paths_common.cuh"
-#include "peel.h"
+#include "blocks/peel.h"
 #include "softmax.cuh"
 
 namespace ch12 {
@@ -30,7 +30,7 @@ namespace ch12 {
 /// block size that puts a given number of bytes in flight per SM.
 /// The block size is chosen at run time (block_regs_shape, below), a multiple of 128 up to
 /// policy::kBlockRegsMaxBlock.
-/// kPeel (peel.h): rows that are not whole numbers of packs, read in packs from each row's first
+/// kPeel (blocks/peel.h): rows that are not whole numbers of packs, read in packs from each row's first
 /// boundary; the head and tail (edges) one element per thread, kept in a register.
 template <typename Load, typename Store, int kPack, int kPacks, bool kPeel = false>
 __global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)

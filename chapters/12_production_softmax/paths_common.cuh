@@ -26,6 +26,7 @@
 
 #include "blocks/convert.cuh"
 #include "blocks/pack.cuh"
+#include "blocks/peel.h"
 #include "blocks/warp.cuh"
 #include "harness/launch_math.h"
 #include "policy.h"
@@ -33,6 +34,8 @@
 #include "softmax_functors.cuh"
 
 namespace ch12 {
+
+using course::RowPeel;  // the peel (blocks/peel.h)
 
 struct Max {
   __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
@@ -185,25 +188,7 @@ int pick_pack(int64_t cols, std::initializer_list<std::pair<const void*, int>> p
   return kMax;
 }
 
-/// [pick_phase]
-/// Where a row that is not a whole number of packs can still be read in packs (the peel,
-/// paths_smem.cuh): the element offset, 0 to kMax - 1, of every pointer from the kMax-element
-/// boundary before it, when it is the same for all of them (pointer, element bytes) and each is
-/// aligned to its element; -1 otherwise. Row r then starts (phase + r * cols) % kMax elements past
-/// a boundary of every tensor at once, so one head per row serves x, the mask and y alike.
-template <int kMax>
-int pick_phase(std::initializer_list<std::pair<const void*, int>> ptrs) {
-  int phase = -1;
-  for (auto [p, bytes] : ptrs) {
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    if (a % uintptr_t(bytes) != 0) return -1;
-    const int ph = int((a / uintptr_t(bytes)) % kMax);
-    if (phase >= 0 && ph != phase) return -1;
-    phase = ph;
-  }
-  return phase;
-}
-/// [pick_phase]
+using course::pick_phase;  // blocks/peel.h
 
 /// Calls f(std::integral_constant<int, P>{}) for P = pack, which is kMax or 1.
 template <int kMax, typename F>

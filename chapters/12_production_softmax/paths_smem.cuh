@@ -13,7 +13,7 @@
 #include "blocks/occupancy.cuh"
 #include "harness/errors.h"
 #include "paths_common.cuh"
-#include "peel.h"
+#include "blocks/peel.h"
 
 namespace ch12 {
 
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 || (kPeel && std::is_same_v
   const int num_packs = int(cols / kPack);  // a row in shared memory: 32-bit indices (fewer registers)
   const RowCache<C, kPack> cache{reinterpret_cast<C*>(smem), num_packs};
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    // The peel (kPeel: cols not a whole number of packs, peel.h): the packs start at the row's
+    // The peel (kPeel: cols not a whole number of packs, blocks/peel.h): the packs start at the row's
     // first 16-byte boundary; its head and tail take one element per thread (threads 0 .. edges
     // - 1), which keeps its element in a register through the three passes.
     const RowPeel pl = kPeel ? RowPeel::of<kPack>(phase, row, cols) : RowPeel{0, num_packs, 0, 0};

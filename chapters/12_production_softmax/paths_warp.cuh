@@ -15,7 +15,7 @@
 #include "harness/errors.h"
 #include "harness/launch_math.h"
 #include "paths_common.cuh"
-#include "peel.h"
+#include "blocks/peel.h"
 
 namespace ch12 {
 
@@ -65,7 +65,7 @@ struct RowRegs<Load, kPack, kPacks, true> {
 /// (RowRegs) for the three passes: max, sum of exponentials, write. Where the row is held as
 /// fp32, the softmax keeps the exponentials from the sum pass, as chapter 04 does: one `expf` per
 /// element.
-/// kPeel (peel.h): the rows are not whole numbers of packs; each is read in packs from its first
+/// kPeel (blocks/peel.h): the rows are not whole numbers of packs; each is read in packs from its first
 /// pack boundary, and its head and tail (edges) one element per lane, kEdges per lane at most.
 template <int kPack, int kPacks, int kWidth, int kRows, int kRowStride, bool kPeel = false, typename Load,
           typename Store>

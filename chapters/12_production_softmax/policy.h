@@ -220,7 +220,7 @@ constexpr int64_t backward_cluster_max_cols(const Device& d, int elem_bytes) {
 /// [forward_rule]
 /// The forward path of rows x cols of `elem_bytes`-byte elements; `packed`: 16-byte packs apply
 /// (cols a multiple of 16 bytes, every pointer aligned); `peeled`: the rows are not whole packs,
-/// but every tensor lies the same number of elements past a pack boundary, so the peel (peel.h)
+/// but every tensor lies the same number of elements past a pack boundary, so the peel (blocks/peel.h)
 /// reads them in packs: the block-registers path takes them as packed rows; the tile path, whose
 /// bulk copies move whole rows, does not. In order:
 ///  1. more than 4 KB and under 16 KB of x, rows enough: block_regs (softmax and log-softmax);

@@ -21,7 +21,7 @@
 #include "12_production_softmax/paths_block_regs.cuh"
 #include "12_production_softmax/paths_common.cuh"
 #include "12_production_softmax/paths_warp.cuh"
-#include "12_production_softmax/peel.h"
+#include "blocks/peel.h"
 #include "12_production_softmax/policy.h"
 #include "12_production_softmax/softmax.cuh"
 #include "12_production_softmax/softmax_functors.cuh"
@@ -37,7 +37,7 @@ using ch12::kWarpColsPerLane;
 using ch12::kWarpMaxCols;
 using ch12::row_exp;
 using ch12::RowCache;
-using ch12::RowPeel;
+using course::RowPeel;
 using ch12::Sum;
 
 /// [backward_math]
@@ -65,7 +65,7 @@ __device__ __forceinline__ void with_log(bool log, F&& f) {
 
 /// for_each_pack over two inputs read in step (y and dy), packs [first, first + count) of the
 /// row: f(p, y values, dy values) with p counted from `first`; kHold as for for_each_pack.
-/// `col0`: the column where pack 0 starts (a peeled row's head, 12_production_softmax/peel.h).
+/// `col0`: the column where pack 0 starts (a peeled row's head, blocks/peel.h).
 template <int kBlock, int kPack, int kUnroll = 2, bool kHold = false, typename LoadY, typename LoadDy, typename F>
 __device__ __forceinline__ void for_each_pack2(const LoadY& load_y, const LoadDy& load_dy, int64_t row, int64_t first,
                                                int64_t count, F&& f, int64_t col0 = 0) {

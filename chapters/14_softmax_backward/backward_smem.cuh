@@ -25,7 +25,7 @@ enum class BackwardCache {
 };
 
 /// A block per row, caching what kCache names in shared memory (each in its Load::Cache type):
-/// sum the row's grad_term, then write dx. kPeel (peel.h): rows that are not whole numbers of
+/// sum the row's grad_term, then write dx. kPeel (blocks/peel.h): rows that are not whole numbers of
 /// packs, read in packs from each row's first boundary; the head and tail (edges) one element per
 /// thread, y and dy of it kept in registers.
 template <typename LoadY, typename LoadDy, typename Store, int kPack, int kBlock, BackwardCache kCache,

@@ -18,7 +18,7 @@ namespace ch14 {
 
 /// [backward_warp]
 /// A group of kWidth lanes takes kRows rows (kRowStride apart, from row0) with y and dy in
-/// registers: the sum of grad_term over each row, then dx. kPeel (peel.h): rows that are not whole
+/// registers: the sum of grad_term over each row, then dx. kPeel (blocks/peel.h): rows that are not whole
 /// numbers of packs, read in packs from each row's first boundary, the head and tail (edges) one
 /// element per lane, kEdges slots a lane.
 template <int kPack, int kPacks, int kWidth, int kRows, int kRowStride, bool kPeel = false, typename LoadY,

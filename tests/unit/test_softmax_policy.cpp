@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "12_production_softmax/limits.h"
-#include "12_production_softmax/peel.h"
+#include "blocks/peel.h"
 #include "12_production_softmax/policy.h"
 
 namespace {
@@ -224,7 +224,7 @@ void check_peel() {
   for (int phase = 0; phase < kPack; ++phase)
     for (int64_t cols = 1; cols <= 70; ++cols)
       for (int64_t row = 0; row < 3 * kPack; ++row) {
-        const ch12::RowPeel pl = ch12::RowPeel::of<kPack>(phase, row, cols);
+        const course::RowPeel pl = course::RowPeel::of<kPack>(phase, row, cols);
         std::vector<int> seen(size_t(cols), 0);
         for (int p = 0; p < pl.packs; ++p) {
           const int64_t c0 = pl.head + int64_t(p) * kPack;
@@ -246,7 +246,7 @@ TEST(Peel, PacksAndEdgesCoverTheRowOnce) {
   check_peel<4>();
   check_peel<8>();
   // Whole packs on aligned rows: no edges at all.
-  const ch12::RowPeel pl = ch12::RowPeel::of<8>(0, 5, 4096);
+  const course::RowPeel pl = course::RowPeel::of<8>(0, 5, 4096);
   EXPECT_EQ(pl.head, 0);
   EXPECT_EQ(pl.edges, 0);
   EXPECT_EQ(pl.packs, 512);

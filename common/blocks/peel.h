@@ -1,5 +1,6 @@
+/// Taught in chapter 12 (the production softmax); chapter 09's LayerNorm uses it too.
 /// @file peel.h
-/// @brief Chapter 12: the peel. A row whose length is not a whole number of 16-byte packs starts,
+/// @brief The peel. A row whose length is not a whole number of 16-byte packs starts,
 /// on every row but one in kPack, part-way into a pack; read whole, it could only be read one
 /// element at a time. Peeled, it is read in packs from its first pack boundary: its `head` before
 /// that boundary and its tail after the last whole pack (each under kPack elements) are read one
@@ -9,18 +10,20 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 
 #if defined(__CUDACC__)
-#define CH12_HOST_DEVICE __host__ __device__
+#define COURSE_HOST_DEVICE __host__ __device__
 #else
-#define CH12_HOST_DEVICE
+#define COURSE_HOST_DEVICE
 #endif
 
-namespace ch12 {
+namespace course {
 
 /// [peel]
 /// The split of row `row` of `cols` columns into head, packs and tail, for tensors whose element 0
-/// lies `phase` elements past a kPack-element boundary (detail::pick_phase). Pack p covers columns
+/// lies `phase` elements past a kPack-element boundary (pick_phase, below). Pack p covers columns
 /// head + p * kPack ... + kPack - 1; edge i (0 <= i < edges) is column edge_col(i): the head's
 /// columns first, then the tail's.
 struct RowPeel {
@@ -30,15 +33,35 @@ struct RowPeel {
   int tail0;  ///< the first column of the tail: head + packs * kPack
 
   template <int kPack>
-  CH12_HOST_DEVICE static RowPeel of(int phase, int64_t row, int64_t cols) {
+  COURSE_HOST_DEVICE static RowPeel of(int phase, int64_t row, int64_t cols) {
     const int64_t to_boundary = (kPack - (phase + row * cols) % kPack) % kPack;
     const int head = int(to_boundary < cols ? to_boundary : cols);
     const int packs = int((cols - head) / kPack);
     const int tail0 = head + packs * kPack;
     return {head, packs, head + int(cols - tail0), tail0};
   }
-  CH12_HOST_DEVICE int edge_col(int i) const { return i < head ? i : tail0 + (i - head); }
+  COURSE_HOST_DEVICE int edge_col(int i) const { return i < head ? i : tail0 + (i - head); }
 };
 /// [peel]
 
-}  // namespace ch12
+/// [pick_phase]
+/// Where a row that is not a whole number of packs can still be read in packs: the element offset,
+/// 0 to kMax - 1, of every pointer from the kMax-element boundary before it, when it is the same
+/// for all of them (pointer, element bytes) and each is aligned to its element; -1 otherwise. Row
+/// r then starts (phase + r * cols) % kMax elements past a boundary of every tensor at once, so
+/// one head per row serves them all.
+template <int kMax>
+inline int pick_phase(std::initializer_list<std::pair<const void*, int>> ptrs) {
+  int phase = -1;
+  for (auto [p, bytes] : ptrs) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (a % uintptr_t(bytes) != 0) return -1;
+    const int ph = int((a / uintptr_t(bytes)) % kMax);
+    if (phase >= 0 && ph != phase) return -1;
+    phase = ph;
+  }
+  return phase;
+}
+/// [pick_phase]
+
+}  // namespace course
