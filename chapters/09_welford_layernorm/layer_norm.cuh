@@ -105,11 +105,14 @@ constexpr bool kAffineEarly = kWidth >= 8;
 // columns in registers, as loaded (the storage type): every load made first, then Welford per
 // lane, the lane's packs of gamma and beta (kAffineEarly), a group merge, and normalize from
 // registers. x is read once and y written once.
-template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows>
+// kPeel (blocks/peel.h): rows that are not whole numbers of packs, each read in packs from its
+// first boundary, its head and tail (edges) one element per lane, kEdges slots a lane; gamma and
+// beta then load in the write pass (their packs depend on each row's head).
+template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows, bool kPeel = false>
 __global__ void __launch_bounds__(kWarpBlock)
     layer_norm_warp_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                            T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t rows,
-                           int64_t cols, float eps) {
+                           int64_t cols, float eps, int phase = 0) {
   using Convert = course::ScalarConvert<T>;
   constexpr int kPacks = kColsPerThread / kPack;
   const int lane = threadIdx.x % kWidth;
@@ -118,25 +121,60 @@ __global__ void __launch_bounds__(kWarpBlock)
   const int64_t row_step = int64_t(gridDim.x) * blockDim.x / kWidth * kRows;
   auto col_of = [&](int p) { return (int64_t(p) * kWidth + lane) * kPack; };
 
+  constexpr bool kEarly = kAffineEarly<kWidth> && !kPeel;
+  constexpr int kEdges = kPeel ? (2 * kPack - 2 + kWidth - 1) / kWidth : 0;  // edge slots per lane
   Pack<T, kPack> held[kRows][kPacks];
   for (int64_t row0 = group * kRows; row0 < rows; row0 += row_step) {
+    course::RowPeel pl[kRows];
+    float edge[kRows][kEdges > 0 ? kEdges : 1];
+    if constexpr (kPeel) {
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
+      for (int r = 0; r < kRows; ++r) {
+        pl[r] = row0 + r < rows ? course::RowPeel::of<kPack>(phase, row0 + r, cols) : course::RowPeel{0, 0, 0, 0};
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p)
-        if (row0 + r < rows && col_of(p) < cols) held[r][p] = course::load_pack<T, kPack>(x + (row0 + r) * cols + col_of(p));
+        for (int p = 0; p < kPacks; ++p)
+          if (p * kWidth + lane < pl[r].packs)
+            held[r][p] = course::load_pack<T, kPack>(x + (row0 + r) * cols + pl[r].head + col_of(p));
+#pragma unroll
+        for (int e = 0; e < kEdges; ++e)
+          if (e * kWidth + lane < pl[r].edges)
+            edge[r][e] = course::to_float(x[(row0 + r) * cols + pl[r].edge_col(e * kWidth + lane)]);
+      }
+    } else {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int p = 0; p < kPacks; ++p)
+          if (row0 + r < rows && col_of(p) < cols) held[r][p] = course::load_pack<T, kPack>(x + (row0 + r) * cols + col_of(p));
+    }
     Welford w[kRows];
+    if constexpr (kPeel) {
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
+      for (int r = 0; r < kRows; ++r) {
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p)
-        if (row0 + r < rows && col_of(p) < cols) {
-          float v[kPack];
-          Convert::to_floats(held[r][p], v);
-          w[r] = course::welford_merge(w[r], course::welford_of<kPack>(v));
-        }
-    Pack<T, kPack> g[kAffineEarly<kWidth> ? kPacks : 1], b[kAffineEarly<kWidth> ? kPacks : 1];
-    if constexpr (kAffineEarly<kWidth>) {
+        for (int p = 0; p < kPacks; ++p)
+          if (p * kWidth + lane < pl[r].packs) {
+            float v[kPack];
+            Convert::to_floats(held[r][p], v);
+            w[r] = course::welford_merge(w[r], course::welford_of<kPack>(v));
+          }
+#pragma unroll
+        for (int e = 0; e < kEdges; ++e)
+          if (e * kWidth + lane < pl[r].edges) w[r] = course::welford_merge(w[r], course::welford_of<1>(&edge[r][e]));
+      }
+    } else {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int p = 0; p < kPacks; ++p)
+          if (row0 + r < rows && col_of(p) < cols) {
+            float v[kPack];
+            Convert::to_floats(held[r][p], v);
+            w[r] = course::welford_merge(w[r], course::welford_of<kPack>(v));
+          }
+    }
+    Pack<T, kPack> g[kEarly ? kPacks : 1], b[kEarly ? kPacks : 1];
+    if constexpr (kEarly) {
 #pragma unroll
       for (int p = 0; p < kPacks; ++p)
         if (col_of(p) < cols) {
@@ -156,33 +194,51 @@ __global__ void __launch_bounds__(kWarpBlock)
         mean[row] = mu;
         rstd[row] = rs;
       }
+      if constexpr (kPeel) {
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
-        const int64_t col = col_of(p);
-        if (col >= cols) continue;
-        float v[kPack];
-        Convert::to_floats(held[r][p], v);
-        if constexpr (kAffineEarly<kWidth>)
-          normalize_pack<T, kPack>(v, g[p], b[p], mu, rs, y + row * cols + col);
-        else
-          normalize_pack<T, kPack>(v, gamma + col, beta + col, mu, rs, y + row * cols + col);
+        for (int p = 0; p < kPacks; ++p) {
+          if (p * kWidth + lane >= pl[r].packs) continue;
+          const int64_t col = pl[r].head + col_of(p);
+          float v[kPack];
+          Convert::to_floats(held[r][p], v);
+          normalize_pack<T, kPack>(v, load_pack_anywhere<T, kPack>(gamma + col),
+                                   load_pack_anywhere<T, kPack>(beta + col), mu, rs, y + row * cols + col);
+        }
+#pragma unroll
+        for (int e = 0; e < kEdges; ++e)
+          if (e * kWidth + lane < pl[r].edges) {
+            const int c = pl[r].edge_col(e * kWidth + lane);
+            normalize_pack<T, 1>(&edge[r][e], gamma + c, beta + c, mu, rs, y + row * cols + c);
+          }
+      } else {
+#pragma unroll
+        for (int p = 0; p < kPacks; ++p) {
+          const int64_t col = col_of(p);
+          if (col >= cols) continue;
+          float v[kPack];
+          Convert::to_floats(held[r][p], v);
+          if constexpr (kAffineEarly<kWidth>)
+            normalize_pack<T, kPack>(v, g[p], b[p], mu, rs, y + row * cols + col);
+          else
+            normalize_pack<T, kPack>(v, gamma + col, beta + col, mu, rs, y + row * cols + col);
+        }
       }
     }
   }
 }
 /// [warp_kernel]
 
-template <typename T, int kPack, int kColsPerThread, int kWidth>
-void launch_warp(const course::Args& a, cudaStream_t stream) {
+template <typename T, int kPack, int kColsPerThread, int kWidth, bool kPeel = false>
+void launch_warp(const course::Args& a, cudaStream_t stream, int phase = 0) {
   // Short rows: several rows per group, so that each lane has several loads in flight.
   // Not measured on its own (TUNING.md); chapter 04's rows_per_group would take 4 at 8 fp32 columns.
   constexpr int kRows = kColsPerThread == kPack ? 4 : (kColsPerThread / kPack <= 4 && kColsPerThread <= 16) ? 2 : 1;
   constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
   // One group per row at the sweep's shapes. H100: one looping wave lost 3-6% (TUNING.md).
   const unsigned blocks = course::resident_grid(a.rows, kRowsPerBlock, kWarpBlock, 8);
-  layer_norm_warp_kernel<T, kPack, kColsPerThread, kWidth, kRows><<<blocks, kWarpBlock, 0, stream>>>(
+  layer_norm_warp_kernel<T, kPack, kColsPerThread, kWidth, kRows, kPeel><<<blocks, kWarpBlock, 0, stream>>>(
       static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta), static_cast<T*>(a.y),
-      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.rows, a.cols, a.eps);
+      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.rows, a.cols, a.eps, phase);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -327,6 +383,12 @@ template <typename T, int kMinPacks = kMinPacksPerLane>
 void layer_norm_warp(const course::Args& a, cudaStream_t stream) {
   const std::string limit = "the warp path holds cols <= " + std::to_string(kWarpMaxCols<T>) + " in registers";
   if (!course::check_op_args(a, course::Op::layer_norm, kWarpMaxCols<T>, limit.c_str())) return;
+  if (const int phase = peel_phase<T>(a); phase >= 0) {  // the peel: packs from each row's first boundary
+    constexpr int kMax = 16 / sizeof(T);
+    return course::dispatch_warp_shape_min<kMax, kMinPacks, kWarpColsPerLane<T>>(a.cols, [&](auto cpt, auto width) {
+      launch_warp<T, kMax, decltype(cpt)::value, decltype(width)::value, true>(a, stream, phase);
+    });
+  }
   with_pack<T>(a, [&](auto pack) {
     constexpr int kPack = decltype(pack)::value;
     course::dispatch_warp_shape_min<kPack, kMinPacks, kWarpColsPerLane<T>>(a.cols, [&](auto cols_per_thread, auto width) {
