@@ -120,6 +120,8 @@ void forward(Path path, policy::Op op, int pack, const Load& load, const Store& 
           if (phase >= 0) return launch_smem<kMax, true>(load, store, rows, cols, log, stream, phase);
         return launch_smem<kPack>(load, store, rows, cols, log, stream);
       default:
+        if constexpr (kPack == 1 && kMax > 1)
+          if (phase >= 0) return launch_uncached<kMax, true>(load, store, rows, cols, log, stream, phase);
         return launch_uncached<kPack>(load, store, rows, cols, log, stream);
     }
   });

@@ -15,13 +15,42 @@
 namespace ch12 {
 
 /// A block per row, nothing cached: the online pair in one read, then a second read to write
-/// (chapter 08), for rows too long for shared memory when there are enough of them.
-template <typename Load, typename Store, int kPack, int kBlock>
+/// (chapter 08), for rows too long for shared memory when there are enough of them. kPeel
+/// (blocks/peel.h): rows that are not whole numbers of packs, read in packs from each row's first
+/// boundary, the head and tail (edges) one element per thread, kept in a register.
+template <typename Load, typename Store, int kPack, int kBlock, bool kPeel = false>
 __global__ void __launch_bounds__(kBlock)
-    softmax_uncached_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log) {
+    softmax_uncached_kernel(Load load, Store store, int64_t rows, int64_t cols, bool log, int phase = 0) {
   const int64_t num_packs = cols / kPack;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     course::MaxSum t;
+    if constexpr (kPeel) {
+      const RowPeel pl = RowPeel::of<kPack>(phase, row, cols);
+      const int edge_col = int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
+      float edge = 0;
+      if (edge_col >= 0) {
+        load.template load<1>(&edge, row, edge_col);
+        course::online_update<1>(t, &edge);
+      }
+      for_each_pack<kBlock, kPack>(
+          load, row, 0, pl.packs, [&](int64_t, const float* v) { course::online_update<kPack>(t, v); }, pl.head);
+      t = course::block_merge<kBlock>(t);
+      const float k = row_constant(t.d, log);
+      for_each_pack<kBlock, kPack>(
+          load, row, 0, pl.packs,
+          [&](int64_t p, const float* v) {
+            float out[kPack];
+#pragma unroll
+            for (int j = 0; j < kPack; ++j) out[j] = finish<Store::kFastExp>(v[j], t.m, k, log);
+            store.template store<kPack>(out, row, pl.head + p * kPack);
+          },
+          pl.head);
+      if (edge_col >= 0) {
+        const float out = finish<Store::kFastExp>(edge, t.m, k, log);
+        store.template store<1>(&out, row, edge_col);
+      }
+      continue;
+    }
     for_each_pack<kBlock, kPack>(load, row, 0, num_packs,
                                  [&](int64_t, const float* v) { course::online_update<kPack>(t, v); });
     t = course::block_merge<kBlock>(t);
@@ -37,12 +66,12 @@ __global__ void __launch_bounds__(kBlock)
 
 namespace detail {
 
-template <int kPack, typename Load, typename Store>
+template <int kPack, bool kPeel = false, typename Load, typename Store>
 void launch_uncached(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, int phase = 0) {
   constexpr int kBlock = 1024;
-  softmax_uncached_kernel<Load, Store, kPack, kBlock>
-      <<<row_blocks(rows), kBlock, 0, stream>>>(load, store, rows, cols, log);
+  softmax_uncached_kernel<Load, Store, kPack, kBlock, kPeel>
+      <<<row_blocks(rows), kBlock, 0, stream>>>(load, store, rows, cols, log, phase);
   CUDA_CHECK_LAUNCH();
 }
 
