@@ -94,6 +94,8 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
         if (phase >= 0) return launch_backward_smem<kMax, true>(load_y, load_dy, store, rows, cols, log, stream, phase);
       return launch_backward_smem<kPack>(load_y, load_dy, store, rows, cols, log, stream);
     }
+    if constexpr (kPack == 1 && kMax > 1)  // the peel
+      if (phase >= 0) return launch_backward_uncached<kMax, true>(load_y, load_dy, store, rows, cols, log, stream, phase);
     launch_backward_uncached<kPack>(load_y, load_dy, store, rows, cols, log, stream);
   });
 }
