@@ -122,10 +122,12 @@ inline Shapes block_regs_boundary(const policy::Device& d, int elem_bytes, bool 
   if (r == 0) return {};
   const auto [first, last] = block_regs_cols(elem_bytes, backward);
   Shapes v{{r - 1, first}, {r, first - pack}, {r, first}, {r, first + 1}, {r, last - pack}, {r, last}};
-  if (!backward) {  // the peeled rows (blocks/peel.h): the first and last cols that are not whole packs
-    const int64_t lo = policy::kBlockRegsForwardMinBytes / elem_bytes + 1, hi = policy::kBlockRegsForwardEndBytes / elem_bytes - 1;
-    append(v, {{r - 1, lo}, {r, lo - 1}, {r, lo}, {r, hi}, {r, hi + 1}});
-  }
+  // The peeled rows (blocks/peel.h): the first and last cols that are not whole packs.
+  const int64_t lo = backward ? policy::kBlockRegsBackwardMinBytes / 2 / elem_bytes
+                              : policy::kBlockRegsForwardMinBytes / elem_bytes + 1;
+  const int64_t hi = backward ? policy::kBlockRegsBackwardEndBytes / 2 / elem_bytes - 1
+                              : policy::kBlockRegsForwardEndBytes / elem_bytes - 1;
+  append(v, {{r - 1, lo}, {r, lo - 1}, {r, lo}, {r, hi}, {r, hi + 1}});
   return v;
 }
 
@@ -164,14 +166,12 @@ inline course::Limits dispatch(policy::Op op, int elem_bytes, const policy::Devi
               " on sm_90+: tile)";
   }
   if (plain || backward) {
-    const auto [first, end] = block_regs_cols(elem_bytes, backward);
-    if (backward)
-      l.text += "; with " + many + ": block_regs for packed cols " + std::to_string(first) + " to " +
-                std::to_string(end - pack);
-    else  // whole packs, or rows the peel reads in packs (blocks/peel.h)
-      l.text += "; with " + many + ": block_regs for cols " +
-                std::to_string(policy::kBlockRegsForwardMinBytes / elem_bytes + 1) + " to " +
-                std::to_string(policy::kBlockRegsForwardEndBytes / elem_bytes - 1);
+    // whole packs, or rows the peel reads in packs (blocks/peel.h)
+    const int64_t lo = backward ? policy::kBlockRegsBackwardMinBytes / 2 / elem_bytes
+                                : policy::kBlockRegsForwardMinBytes / elem_bytes + 1;
+    const int64_t hi = backward ? policy::kBlockRegsBackwardEndBytes / 2 / elem_bytes - 1
+                                : policy::kBlockRegsForwardEndBytes / elem_bytes - 1;
+    l.text += "; with " + many + ": block_regs for cols " + std::to_string(lo) + " to " + std::to_string(hi);
     append(l.shapes, block_regs_boundary(d, elem_bytes, backward));
   }
   if (!backward) {

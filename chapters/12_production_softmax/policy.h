@@ -248,10 +248,12 @@ constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, 
 /// The backward path: block_regs for y and dy of 4 KB to 32 KB (packed, rows enough); warp while
 /// the rows fit in registers (tile for packed rows of 17-128 columns with the bulk copy); smem while
 /// y and dy both fit in a block's shared memory; log-softmax: smem with dy alone while it fits (its
-/// sum needs dy only); a cluster whose blocks hold both; smem with y alone; uncached.
-constexpr Path backward_path(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed) {
+/// sum needs dy only); a cluster whose blocks hold both; smem with y alone; uncached. `peeled` as
+/// for the forward: block_regs takes such rows, the tile path does not.
+constexpr Path backward_path(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed,
+                             bool peeled = false) {
   const bool many_rows = rows >= long_rows_min(d);
-  if (packed && many_rows && block_regs_backward_fits(2 * cols * elem_bytes)) return Path::block_regs;
+  if ((packed || peeled) && many_rows && block_regs_backward_fits(2 * cols * elem_bytes)) return Path::block_regs;
   if (cols <= warp_max_cols(elem_bytes) && (cols <= kWarpAnyRowsMaxCols || many_rows))
     return packed && backward_tile_fits(cols) && d.bulk_copy ? Path::tile : Path::warp;
   if (cols <= cols_in_smem(d, elem_bytes, 2)) return Path::smem;

@@ -65,7 +65,7 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
   const int64_t rows = a.rows, cols = a.cols;
   if (automatic)
     path = policy::backward_path(device(), log ? policy::Op::log_softmax_backward : policy::Op::softmax_backward, rows,
-                                 cols, sizeof(T), pack == kMax);
+                                 cols, sizeof(T), pack == kMax, pack != kMax && phase >= 0);
   const DirectLoad<T> load_y{static_cast<const T*>(a.x), a.cols};
   const DirectLoad<T> load_dy{static_cast<const T*>(a.dy), a.cols};
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
@@ -87,8 +87,12 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
         if (phase >= 0) return launch_backward_warp<kMax, true>(load_y, load_dy, store, rows, cols, log, stream, phase);
       return launch_backward_warp<kPack>(load_y, load_dy, store, rows, cols, log, stream);
     }
-    if (path == Path::block_regs)
+    if (path == Path::block_regs) {
+      if constexpr (kPack == 1 && kMax > 1)  // the peel
+        if (phase >= 0)
+          return launch_backward_block_regs<kMax, true>(load_y, load_dy, store, rows, cols, log, stream, phase);
       return launch_backward_block_regs<kPack>(load_y, load_dy, store, rows, cols, log, stream);
+    }
     if (path == Path::smem) {
       if constexpr (kPack == 1 && kMax > 1)  // the peel: packs from each row's first boundary
         if (phase >= 0) return launch_backward_smem<kMax, true>(load_y, load_dy, store, rows, cols, log, stream, phase);

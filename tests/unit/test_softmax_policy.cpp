@@ -76,6 +76,15 @@ TEST(SoftmaxPolicy, PeeledRows) {
   EXPECT_EQ(peeled(kH100, many, 65, 2), Path::warp);
   EXPECT_EQ(peeled(kH100, many, 1025, 4, Op::scale_mask_softmax), Path::smem);  // plain ops only
   EXPECT_EQ(fwd(kH100, many, 1025, 4, /*packed=*/false), Path::smem);  // neither packed nor peeled
+  // The backward: y and dy of 4 KB to under 32 KB together.
+  auto bpeeled = [](const Device& d, int64_t rows, int64_t cols, int elem) {
+    return policy::backward_path(d, Op::softmax_backward, rows, cols, elem, /*packed=*/false, /*peeled=*/true);
+  };
+  EXPECT_EQ(bpeeled(kH100, many, 513, 4), Path::block_regs);
+  EXPECT_EQ(bpeeled(kH100, many, 4095, 4), Path::block_regs);
+  EXPECT_EQ(bpeeled(kH100, many, 4097, 4), Path::smem);
+  EXPECT_EQ(bpeeled(kH100, many, 127, 4), Path::warp);  // never tile
+  EXPECT_EQ(bwd(kH100, many, 513, 4, /*packed=*/false), Path::warp);
 }
 
 TEST(SoftmaxPolicy, ForwardBlockRegisters) {
