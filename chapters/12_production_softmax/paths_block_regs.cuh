@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -119,7 +120,7 @@ BlockRegsShape block_regs_shape(const std::array<Kernel, kMaxPacks>& kernels, in
   BlockRegsShape best;
   int64_t best_gap = INT64_MAX;
   for (int block : {128, 256, 384, 512, 768, 1024}) {
-    const int64_t packs = course::ceil_div(num_packs, int64_t(block));
+    const int64_t packs = std::max<int64_t>(1, course::ceil_div(num_packs, int64_t(block)));  // a row of edges only: one
     if (packs > int64_t(kMaxPacks)) continue;
     const int64_t rows_per_sm = course::resident_threads(kernels[packs - 1], block, 0) / block;
     const int64_t gap = std::abs(rows_per_sm * row_bytes - in_flight);
