@@ -67,7 +67,7 @@ __device__ __forceinline__ void normalize_pack(const float* v, const Pack<T, kPa
   for (int j = 0; j < kPack; ++j) o[j] = (v[j] - mu) * rs * g[j] + b[j];
   Pack<T, kPack> pk;
   Convert::from_floats(o, pk);
-  course::store_pack<T, kPack>(out, pk);
+  course::store_pack_vector<T, kPack>(out, pk);
 }
 
 /// A pack of gamma or beta at any element: one load where it lies on a pack boundary, else one

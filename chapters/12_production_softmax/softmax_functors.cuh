@@ -78,7 +78,7 @@ struct DirectStore {
     for (int i = 0; i < kPack; i += kP) {
       course::Pack<T, kP> pk;
       course::ScalarConvert<T>::from_floats(src + i, pk);
-      course::store_pack<T, kP>(dst + row * row_size + col + i, pk);
+      course::store_pack_vector<T, kP>(dst + row * row_size + col + i, pk);
     }
   }
 };
