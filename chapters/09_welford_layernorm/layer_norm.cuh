@@ -55,8 +55,8 @@ template <typename T>
 constexpr int kBlockLoads = sizeof(T) == 4 ? 4 : 2;
 
 /// The output of one pack: (v - mean) * rstd * gamma + beta, from packs of gamma and beta already
-/// loaded.
-template <typename T, int kPack>
+/// loaded. kAnyAlign (a peeled row's pack): stored through course::store_pack_vector.
+template <typename T, int kPack, bool kAnyAlign = false>
 __device__ __forceinline__ void normalize_pack(const float* v, const Pack<T, kPack>& gamma, const Pack<T, kPack>& beta,
                                                float mu, float rs, T* out) {
   using Convert = course::ScalarConvert<T>;
@@ -67,7 +67,10 @@ __device__ __forceinline__ void normalize_pack(const float* v, const Pack<T, kPa
   for (int j = 0; j < kPack; ++j) o[j] = (v[j] - mu) * rs * g[j] + b[j];
   Pack<T, kPack> pk;
   Convert::from_floats(o, pk);
-  course::store_pack_vector<T, kPack>(out, pk);
+  if constexpr (kAnyAlign)
+    course::store_pack_vector<T, kPack>(out, pk);
+  else
+    course::store_pack<T, kPack>(out, pk);
 }
 
 /// A pack of gamma or beta at any element: one load where it lies on a pack boundary, else one
@@ -201,8 +204,8 @@ __global__ void __launch_bounds__(kWarpBlock)
           const int64_t col = pl[r].head + col_of(p);
           float v[kPack];
           Convert::to_floats(held[r][p], v);
-          normalize_pack<T, kPack>(v, load_pack_anywhere<T, kPack>(gamma + col),
-                                   load_pack_anywhere<T, kPack>(beta + col), mu, rs, y + row * cols + col);
+          normalize_pack<T, kPack, true>(v, load_pack_anywhere<T, kPack>(gamma + col),
+                                         load_pack_anywhere<T, kPack>(beta + col), mu, rs, y + row * cols + col);
         }
 #pragma unroll
         for (int e = 0; e < kEdges; ++e)
@@ -306,8 +309,8 @@ __global__ void __launch_bounds__(kBlock)
     Convert::to_floats(kCached ? cache[p] : course::load_pack<T, kPack>(xr + p * kPack), v);
     if constexpr (kPeel) {
       const int64_t col = pl.head + p * kPack;
-      normalize_pack<T, kPack>(v, load_pack_anywhere<T, kPack>(gamma + col), load_pack_anywhere<T, kPack>(beta + col),
-                               mu, rs, yr + p * kPack);
+      normalize_pack<T, kPack, true>(v, load_pack_anywhere<T, kPack>(gamma + col),
+                                     load_pack_anywhere<T, kPack>(beta + col), mu, rs, yr + p * kPack);
     } else {
       normalize_pack<T, kPack>(v, gamma + p * kPack, beta + p * kPack, mu, rs, yr + p * kPack);
     }

@@ -115,6 +115,12 @@ inline std::pair<int64_t, int64_t> block_regs_cols(int elem_bytes, bool backward
   return {(policy::kBlockRegsForwardMinBytes + 16) / elem_bytes, policy::kBlockRegsForwardEndBytes / elem_bytes};
 }
 
+/// The first and last cols of a peeled row (not whole packs) that the block-registers path takes.
+/// The same for the forward's x and for each of the backward's y and dy.
+inline std::pair<int64_t, int64_t> block_regs_peeled_cols(int elem_bytes) {
+  return {policy::kBlockRegsForwardMinBytes / elem_bytes + 1, policy::kBlockRegsPeeledMaxBytes / elem_bytes - 1};
+}
+
 /// The block-registers path's boundaries: its first and last packed cols and those beside them, at
 /// the rows where it starts (one row fewer at its first cols), and its first cols + 1 (unpacked).
 inline Shapes block_regs_boundary(const policy::Device& d, int elem_bytes, bool backward) {
@@ -122,12 +128,10 @@ inline Shapes block_regs_boundary(const policy::Device& d, int elem_bytes, bool 
   if (r == 0) return {};
   const auto [first, last] = block_regs_cols(elem_bytes, backward);
   Shapes v{{r - 1, first}, {r, first - pack}, {r, first}, {r, first + 1}, {r, last - pack}, {r, last}};
-  // The peeled rows (blocks/peel.h): the first and last cols that are not whole packs.
-  const int64_t lo = backward ? policy::kBlockRegsBackwardMinBytes / 2 / elem_bytes
-                              : policy::kBlockRegsForwardMinBytes / elem_bytes + 1;
-  const int64_t hi = backward ? policy::kBlockRegsBackwardEndBytes / 2 / elem_bytes - 1
-                              : policy::kBlockRegsForwardEndBytes / elem_bytes - 1;
-  append(v, {{r - 1, lo}, {r, lo - 1}, {r, lo}, {r, hi}, {r, hi + 1}});
+  // The peeled rows (blocks/peel.h): the first and last cols that are not whole packs, and the first
+  // such cols past each end.
+  const auto [lo, hi] = block_regs_peeled_cols(elem_bytes);
+  append(v, {{r - 1, lo}, {r, lo - 1}, {r, lo}, {r, hi}, {r, hi + 2}});
   return v;
 }
 
@@ -167,11 +171,10 @@ inline course::Limits dispatch(policy::Op op, int elem_bytes, const policy::Devi
   }
   if (plain || backward) {
     // whole packs, or rows the peel reads in packs (blocks/peel.h)
-    const int64_t lo = backward ? policy::kBlockRegsBackwardMinBytes / 2 / elem_bytes
-                                : policy::kBlockRegsForwardMinBytes / elem_bytes + 1;
-    const int64_t hi = backward ? policy::kBlockRegsBackwardEndBytes / 2 / elem_bytes - 1
-                                : policy::kBlockRegsForwardEndBytes / elem_bytes - 1;
-    l.text += "; with " + many + ": block_regs for cols " + std::to_string(lo) + " to " + std::to_string(hi);
+    const auto [lo, hi] = block_regs_cols(elem_bytes, backward);
+    const auto [plo, phi] = block_regs_peeled_cols(elem_bytes);
+    l.text += "; with " + many + ": block_regs for packed cols " + std::to_string(lo) + " to " +
+              std::to_string(hi - pack) + ", other cols " + std::to_string(plo) + " to " + std::to_string(phi);
     append(l.shapes, block_regs_boundary(d, elem_bytes, backward));
   }
   if (!backward) {

@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)
         float out[kPack];
 #pragma unroll
         for (int j = 0; j < kPack; ++j) out[j] = keep_exp ? v[p][j] * k : finish<Store::kFastExp>(v[p][j], m, k, log);
-        store.template store<kPack>(out, row, col_of(p));
+        store.template store<kPack, kPeel>(out, row, col_of(p));
       }
     if (kPeel && edge_col >= 0) {
       const float out = finish<Store::kFastExp>(edge, m, k, log);

@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 || (kPeel && std::is_same_v
       cache.get(p, v);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) v[j] = keep_exp ? v[j] * k : finish<Store::kFastExp>(v[j], m, k, log);
-      store.template store<kPack>(v, row, head + int64_t(p) * kPack);
+      store.template store<kPack, kPeel>(v, row, head + int64_t(p) * kPack);
     }
     if (kPeel && edge_col >= 0) {
       const float out = finish<Store::kFastExp>(edge, m, k, log);

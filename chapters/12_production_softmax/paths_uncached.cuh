@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kBlock)
             float out[kPack];
 #pragma unroll
             for (int j = 0; j < kPack; ++j) out[j] = finish<Store::kFastExp>(v[j], t.m, k, log);
-            store.template store<kPack>(out, row, pl.head + p * kPack);
+            store.template store<kPack, kPeel>(out, row, pl.head + p * kPack);
           },
           pl.head);
       if (edge_col >= 0) {

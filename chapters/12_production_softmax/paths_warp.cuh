@@ -145,7 +145,7 @@ __device__ __forceinline__ void warp_rows(const Load& load, const Store& store, 
       float out[kPack];
 #pragma unroll
       for (int j = 0; j < kPack; ++j) out[j] = keep_exp ? v[j] * s[r] : finish<Store::kFastExp>(v[j], m[r], s[r], log);
-      store.template store<kPack>(out, row_of(r), col_of(r, p));
+      store.template store<kPack, kPeel>(out, row_of(r), col_of(r, p));
     }
 #pragma unroll
     for (int e = 0; e < kEdges; ++e)

@@ -99,6 +99,10 @@ constexpr int64_t kBlockRegsBackwardEndBytes = 32 * 1024;
 constexpr int64_t kBlockRegsForwardInFlight = 48 * 1024;
 /// and backward (48 KB: up to 7% slower).
 constexpr int64_t kBlockRegsBackwardInFlight = 64 * 1024;
+/// Peeled rows (blocks/peel.h) take it from more than 4 KB up to this many bytes of each tensor's row
+/// (16-bit forward at 8191 columns: 83% of the copy, shared memory 94%; at 4095: 98 against 92;
+/// 16-bit backward at 1025, 4 KB of y and dy together: 86%, warp 98%).
+constexpr int64_t kBlockRegsPeeledMaxBytes = 8 * 1024;
 /// [block_regs_policy]
 
 // ---- The shared-memory path: a block per row, the row in shared memory (paths_smem.cuh) ----
@@ -151,6 +155,11 @@ constexpr int warp_cols_per_lane(int elem_bytes) {
 }
 /// The warp path's longest row: 1024 fp32 columns, 3072 16-bit ones.
 constexpr int64_t warp_max_cols(int elem_bytes) { return 32 * int64_t(warp_cols_per_lane(elem_bytes)); }
+/// Whether the block-registers path takes a peeled row of `cols` (not whole packs) where it fits:
+/// more than 4 KB and at most kBlockRegsPeeledMaxBytes of each tensor's row.
+constexpr bool block_regs_peeled_fits(int64_t cols, int elem_bytes) {
+  return cols * elem_bytes > kBlockRegsForwardMinBytes && cols * elem_bytes <= kBlockRegsPeeledMaxBytes;
+}
 
 /// Rows from which the warp path takes rows past kWarpAnyRowsMaxCols, and block_regs any: 32 x SMs.
 constexpr int64_t long_rows_min(const Device& d) { return int64_t(kLongRowsPerSm) * d.sm_count; }
@@ -221,9 +230,10 @@ constexpr int64_t backward_cluster_max_cols(const Device& d, int elem_bytes) {
 /// The forward path of rows x cols of `elem_bytes`-byte elements; `packed`: 16-byte packs apply
 /// (cols a multiple of 16 bytes, every pointer aligned); `peeled`: the rows are not whole packs,
 /// but every tensor lies the same number of elements past a pack boundary, so the peel (blocks/peel.h)
-/// reads them in packs: the block-registers path takes them as packed rows; the tile path, whose
-/// bulk copies move whole rows, does not. In order:
-///  1. more than 4 KB and under 16 KB of x, rows enough: block_regs (softmax and log-softmax);
+/// reads them in packs: the block-registers path takes them from more than 4 KB up to 8 KB of x;
+/// the tile path, whose bulk copies move whole rows, does not. In order:
+///  1. more than 4 KB and under 16 KB of x (peeled: up to 8 KB), rows enough: block_regs
+///     (softmax and log-softmax);
 ///  2. the row in a warp's registers (past 1024 columns, rows enough): tile for packed rows of
 ///     65-256 bytes with the bulk copy (a plain load), else warp;
 ///  3. the row (as cached) in a block's shared memory: smem;
@@ -234,7 +244,8 @@ constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, 
   const bool plain = op == Op::softmax || op == Op::log_softmax;
   const int cache_bytes = op == Op::scale_mask_softmax ? 4 : elem_bytes;
   const bool many_rows = rows >= long_rows_min(d);
-  if (plain && (packed || peeled) && block_regs_forward_fits(cols * elem_bytes) && many_rows) return Path::block_regs;
+  const bool regs = packed || (peeled && block_regs_peeled_fits(cols, elem_bytes));
+  if (plain && regs && block_regs_forward_fits(cols * elem_bytes) && many_rows) return Path::block_regs;
   if (cols <= warp_max_cols(elem_bytes) && (cols <= kWarpAnyRowsMaxCols || many_rows))
     return op != Op::scale_mask_softmax && packed && tile_fits(cols * elem_bytes) && d.bulk_copy ? Path::tile
                                                                                                   : Path::warp;
@@ -249,11 +260,13 @@ constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, 
 /// the rows fit in registers (tile for packed rows of 17-128 columns with the bulk copy); smem while
 /// y and dy both fit in a block's shared memory; log-softmax: smem with dy alone while it fits (its
 /// sum needs dy only); a cluster whose blocks hold both; smem with y alone; uncached. `peeled` as
-/// for the forward: block_regs takes such rows, the tile path does not.
+/// for the forward: block_regs takes such rows of more than 4 KB up to 8 KB of each of y and dy,
+/// the tile path never.
 constexpr Path backward_path(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed,
                              bool peeled = false) {
   const bool many_rows = rows >= long_rows_min(d);
-  if ((packed || peeled) && many_rows && block_regs_backward_fits(2 * cols * elem_bytes)) return Path::block_regs;
+  const bool regs = packed || (peeled && block_regs_peeled_fits(cols, elem_bytes));
+  if (regs && many_rows && block_regs_backward_fits(2 * cols * elem_bytes)) return Path::block_regs;
   if (cols <= warp_max_cols(elem_bytes) && (cols <= kWarpAnyRowsMaxCols || many_rows))
     return packed && backward_tile_fits(cols) && d.bulk_copy ? Path::tile : Path::warp;
   if (cols <= cols_in_smem(d, elem_bytes, 2)) return Path::smem;

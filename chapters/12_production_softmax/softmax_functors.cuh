@@ -71,14 +71,19 @@ struct DirectStore {
   static constexpr bool kFastExp = sizeof(T) < sizeof(float);
   T* dst;
   int64_t row_size;
-  template <int kPack>
+  /// kAnyAlign (a peeled row's packs, blocks/peel.h): through course::store_pack_vector, which stays
+  /// one vector store where the compiler cannot prove the alignment.
+  template <int kPack, bool kAnyAlign = false>
   __device__ __forceinline__ void store(const float* src, int64_t row, int64_t col) const {
     constexpr int kP = kPiece<T, kPack>;
 #pragma unroll
     for (int i = 0; i < kPack; i += kP) {
       course::Pack<T, kP> pk;
       course::ScalarConvert<T>::from_floats(src + i, pk);
-      course::store_pack_vector<T, kP>(dst + row * row_size + col + i, pk);
+      if constexpr (kAnyAlign)
+        course::store_pack_vector<T, kP>(dst + row * row_size + col + i, pk);
+      else
+        course::store_pack<T, kP>(dst + row * row_size + col + i, pk);
     }
   }
 };

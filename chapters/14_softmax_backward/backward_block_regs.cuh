@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)
     each_pack([&](int p, float* y, const float* dy) {
 #pragma unroll
       for (int j = 0; j < kPack; ++j) y[j] = grad<Store::kFastExp>(y[j], dy[j], s, log);
-      store.template store<kPack>(y, row, col_of(p));
+      store.template store<kPack, kPeel>(y, row, col_of(p));
     });
     if (kPeel && edge_col >= 0) {
       const float dx = grad<Store::kFastExp>(ey, edy, s, log);

@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(kBlock)
             cdy.get(int(p), dy);
 #pragma unroll
             for (int j = 0; j < kPack; ++j) dy[j] = grad<Store::kFastExp>(y[j], dy[j], s, true);
-            store.template store<kPack>(dy, row, head + p * kPack);
+            store.template store<kPack, kPeel>(dy, row, head + p * kPack);
           },
           head);
       if (kPeel && edge_col >= 0) {
@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(kBlock)
         load_dy.template load<kPack>(dy, row, head + p * kPack);
 #pragma unroll
       for (int j = 0; j < kPack; ++j) y[j] = grad<Store::kFastExp>(y[j], dy[j], s, log);
-      store.template store<kPack>(y, row, head + p * kPack);
+      store.template store<kPack, kPeel>(y, row, head + p * kPack);
     }
     if (kPeel && edge_col >= 0) {
       const float dx = grad<Store::kFastExp>(ey, edy, s, log);

@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kBlock)
           float out[kPack];
 #pragma unroll
           for (int j = 0; j < kPack; ++j) out[j] = grad<Store::kFastExp>(y[j], dy[j], s, kLog);
-          store.template store<kPack>(out, row, head + p * kPack);
+          store.template store<kPack, kPeel>(out, row, head + p * kPack);
         },
         head);
     if (kPeel && edge_col >= 0) {

@@ -80,7 +80,7 @@ __device__ __forceinline__ void backward_warp_rows(const LoadY& load_y, const Lo
 #pragma unroll
           for (int j = 0; j < kPack; ++j)
             out[j] = grad<Store::kFastExp>(y[r][p * kPack + j], dy[r][p * kPack + j], s[r], op_log);
-          store.template store<kPack>(out, row_of(r), col);
+          store.template store<kPack, kPeel>(out, row_of(r), col);
         }
       }
 #pragma unroll

@@ -58,31 +58,41 @@ TEST(SoftmaxPolicy, WarpPacksPerLane) {
 }
 
 // Rows that are not whole packs but that the peel reads in packs (peel.h): the block-registers
-// path takes them as packed rows, from the first cols past 4 KB to the last under 16 KB; the tile
-// path, whose bulk copies move whole rows, never does.
+// path takes them from more than 4 KB up to 8 KB per tensor (policy::block_regs_peeled_fits),
+// within its band for packed rows; the tile path, whose bulk copies move whole rows, never does.
 TEST(SoftmaxPolicy, PeeledRows) {
   auto peeled = [](const Device& d, int64_t rows, int64_t cols, int elem, Op op = Op::softmax) {
     return policy::forward_path(d, op, rows, cols, elem, /*packed=*/false, /*peeled=*/true);
   };
   const int64_t many = policy::long_rows_min(kH100);
   EXPECT_EQ(peeled(kH100, many, 1025, 4), Path::block_regs);
-  EXPECT_EQ(peeled(kH100, many, 4095, 4), Path::block_regs);
-  EXPECT_EQ(peeled(kH100, many, 4097, 4), Path::smem);
+  EXPECT_EQ(peeled(kH100, many, 2047, 4), Path::block_regs);  // 8188 bytes
+  EXPECT_EQ(peeled(kH100, many, 2049, 4), Path::smem);        // past 8 KB
+  EXPECT_EQ(peeled(kH100, many, 4095, 4), Path::smem);
   EXPECT_EQ(peeled(kH100, many, 1023, 4), Path::warp);
   EXPECT_EQ(peeled(kH100, many - 1, 1025, 4), Path::smem);  // too few rows
+  EXPECT_EQ(peeled(kH100, many, 2047, 2), Path::warp);      // 4 KB or less
   EXPECT_EQ(peeled(kH100, many, 2049, 2), Path::block_regs);
-  EXPECT_EQ(peeled(kH100, many, 8191, 2), Path::block_regs);
+  EXPECT_EQ(peeled(kH100, many, 4095, 2), Path::block_regs);
+  EXPECT_EQ(peeled(kH100, many, 4097, 2), Path::smem);
+  EXPECT_EQ(peeled(kH100, many, 8191, 2), Path::smem);
   EXPECT_EQ(peeled(kH100, many, 33, 4), Path::warp);  // never tile
   EXPECT_EQ(peeled(kH100, many, 65, 2), Path::warp);
   EXPECT_EQ(peeled(kH100, many, 1025, 4, Op::scale_mask_softmax), Path::smem);  // plain ops only
   EXPECT_EQ(fwd(kH100, many, 1025, 4, /*packed=*/false), Path::smem);  // neither packed nor peeled
-  // The backward: y and dy of 4 KB to under 32 KB together.
+  EXPECT_EQ(fwd(kH100, many, 4092, 4), Path::block_regs);              // packed rows keep the whole band
+  // The backward: y and dy of 4 KB to under 32 KB together, packed; peeled, over 4 KB up to 8 KB each.
   auto bpeeled = [](const Device& d, int64_t rows, int64_t cols, int elem) {
     return policy::backward_path(d, Op::softmax_backward, rows, cols, elem, /*packed=*/false, /*peeled=*/true);
   };
-  EXPECT_EQ(bpeeled(kH100, many, 513, 4), Path::block_regs);
-  EXPECT_EQ(bpeeled(kH100, many, 4095, 4), Path::block_regs);
-  EXPECT_EQ(bpeeled(kH100, many, 4097, 4), Path::smem);
+  EXPECT_EQ(bpeeled(kH100, many, 513, 4), Path::warp);
+  EXPECT_EQ(bpeeled(kH100, many, 1025, 4), Path::block_regs);
+  EXPECT_EQ(bpeeled(kH100, many, 2047, 4), Path::block_regs);
+  EXPECT_EQ(bpeeled(kH100, many, 2049, 4), Path::smem);
+  EXPECT_EQ(bpeeled(kH100, many, 4095, 4), Path::smem);
+  EXPECT_EQ(bpeeled(kH100, many, 1025, 2), Path::warp);
+  EXPECT_EQ(bpeeled(kH100, many, 4095, 2), Path::block_regs);
+  EXPECT_EQ(bpeeled(kH100, many, 4097, 2), Path::smem);
   EXPECT_EQ(bpeeled(kH100, many, 127, 4), Path::warp);  // never tile
   EXPECT_EQ(bwd(kH100, many, 513, 4, /*packed=*/false), Path::warp);
 }
