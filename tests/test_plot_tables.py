@@ -18,6 +18,8 @@
   tile or block_regs only), and refuses data with no such pair;
 - fmt_profile takes its caption from a profile's "# how" line where it has one, and shows a
   metric the profile did not collect as "-";
+- fmt_shapes (the shapes marker) shows a shapes sweep's percent of the copy of the same bytes and
+  ours over each peer's GB/s where the peer has the shape, and raises where the data is missing;
 - fmt_balance labels each run of one kernel from the "# launches" line and refuses a profile
   without those labels or the SM cycle metrics;
 - with matplotlib: a chapter figure and the progression are drawn from synthetic data with and
@@ -333,6 +335,27 @@ else:
         made = sorted(os.listdir(os.path.join(d, "out")))
         check(made == ["ch03_warp.png", "ch03_warp.svg", "ch04_pack.png", "ch04_pack.svg", "progression.png",
                        "progression.svg"], f"figures: every chapter and the progression, png and svg; got {made}")
+
+# fmt_shapes and the shapes marker: make run's shapes sweep (<chapter>.shapes.json) against each
+# peer's (peer_<name>.shapes.json): the percent of the copy of the same bytes, and ours over the
+# peer's GB/s where the peer has the shape; a blank where it does not.
+with tempfile.TemporaryDirectory() as d:
+    gpu_dir = os.path.join(d, "test-gpu")
+    os.makedirs(gpu_dir)
+    shaped = [(f"softmax/production/{t}/rows:49152/cols:{c}/iterations:25/manual_time", g)
+              for t, c, g in (("f32", 1025, 2400), ("f32", 4097, 2000), ("f16", 1025, 2800))]
+    os.rename(write_chapter(gpu_dir, "ch12_x", shaped, matched=True), os.path.join(gpu_dir, "ch12_x.shapes.json"))
+    theirs = [("softmax/cudnn/f32/rows:49152/cols:1025/iterations:25/manual_time", 1200)]
+    os.rename(write_chapter(gpu_dir, "peer_cudnn", theirs, matched=True),
+              os.path.join(gpu_dir, "peer_cudnn.shapes.json"))
+    text = markers.rewrite_markers("<!-- shapes ch12_x softmax 49152 test-gpu -->\n<!-- /shapes -->", {}, {}, d)
+    check("| 1025 | 80% (2.00x cudnn) | 80% |" in text and "| 4097 | 80% |  |" in text
+          and "ch12_x.shapes.json" in text and "peer_cudnn.shapes.json" in text,
+          f"shapes marker: percent of the matched copy, ours over cuDNN where it has the shape; got {text}")
+    raises(lambda: markers.rewrite_markers("<!-- shapes ch12_x softmax 128 test-gpu -->\n<!-- /shapes -->",
+                                           {}, {}, d), "shapes marker: no results at those rows raises")
+    raises(lambda: markers.rewrite_markers("<!-- shapes ch13_y softmax 49152 test-gpu -->\n<!-- /shapes -->",
+                                           {}, {}, d), "shapes marker: no such file raises")
 
 if failures:
     print(f"{len(failures)} check(s) failed")

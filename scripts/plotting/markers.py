@@ -13,19 +13,23 @@ with what the data says, so that no number in the lessons is typed by hand. No m
   <!-- accuracy FILE [GPU] -->                    chapter 09's variance experiment
   <!-- vs_copy CHAPTER [op=OP kernel=K] [GPU] --> its best kernel (or OP's kernel K) against
                                                   cudaMemcpy of the same shape (chapter 00)
+  <!-- shapes CHAPTER OP ROWS [GPU] -->          CHAPTER.shapes.json (make run's shapes sweep) for OP at
+                                                  ROWS, each dtype: % of the copy of the same bytes, and
+                                                  its GB/s over each peer's (peer_*.shapes.json)
   <!-- value CHAPTER NAME FIELD [GPU] -->         one number (VALUE_FIELDS); NAME is a benchmark name
                                                   (op/kernel/dtype/rows:R/cols:C) or '-'
 FILE is relative to plots/data/<gpu>/ (a profile's without its .ncu.csv); GPU defaults to
 REFERENCE_GPU. A marker that names data that does not exist raises DataError."""
+import glob
 import os
 import re
 
 from . import REFERENCE_GPU, DataError
-from .load import data_file, parse_name
+from .load import data_file, load_chapter, parse_name
 from .ncu import load_profile
 from .peer_tables import fmt_peers, fmt_twins
 from .profile_tables import fmt_balance, fmt_profile, fmt_sectors
-from .tables import fmt_accuracy, fmt_paths, fmt_summary, fmt_table, fmt_vs_copy
+from .tables import fmt_accuracy, fmt_paths, fmt_shapes, fmt_summary, fmt_table, fmt_vs_copy
 
 GPU = r"(?: (?P<gpu>[\w-]+))?"
 MARKERS = {  # kind: the arguments of its opening marker
@@ -39,6 +43,7 @@ MARKERS = {  # kind: the arguments of its opening marker
     "profile": r" (?P<file>[\w/.]+)" + GPU,
     "sectors": r" (?P<file>[\w/.]+)" + GPU,
     "balance": r" (?P<file>[\w/.]+)" + GPU,
+    "shapes": r" (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+)" + GPU,
     "value": r" (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)" + GPU,
 }
 MARKER_RE = {k: re.compile(rf"(?P<open><!-- {k}{args} -->)(?P<body>.*?)(?P<close><!-- /{k} -->)", re.S)
@@ -155,9 +160,18 @@ def rewrite_markers(text, data, peers=None, data_dir=None, notes=None):
             raise DataError(f"summary marker: no data for {gpu}")
         return fmt_summary(data[gpu], gpu=gpu)
 
+    def shapes(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        ours = load_chapter(data_file(data_dir, gpu, f"{m['ch']}.shapes.json", "shapes",
+                                      " (scripts/run-chapters.sh --sweep shapes makes it)"))
+        peer_files = sorted(glob.glob(os.path.join(data_dir, gpu, "peer_*.shapes.json")))
+        others = {os.path.basename(f)[len("peer_"):-len(".shapes.json")]: load_chapter(f) for f in peer_files}
+        return fmt_shapes(ours, others, m["op"], int(m["rows"]))
+
     bodies = {
         "summary": summary, "peers": peers_table, "accuracy": accuracy, "paths": paths, "twins": twins,
-        "vs_copy": vs_copy, "sectors": ncu(fmt_sectors, "sectors"), "balance": ncu(fmt_balance, "balance"),
+        "vs_copy": vs_copy, "shapes": shapes, "sectors": ncu(fmt_sectors, "sectors"),
+        "balance": ncu(fmt_balance, "balance"),
         "results": lambda m: fmt_table(need(m, "results")), "profile": ncu(fmt_profile, "profile"),
     }
     def one_value(m):

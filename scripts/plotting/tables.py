@@ -6,7 +6,7 @@ Where every result has its copy of the same bytes (the harness's matched copy), 
 summary tables show GB/s (percent of that copy); else GB/s (percent of the process's one large
 copy, the copy line). The caption says which."""
 from . import DTYPES, REFERENCE_GPU, DataError
-from .load import cell, data_path, main_op, pct_field, read_json, select
+from .load import cell, data_path, has_matched, main_op, pct_field, read_json, select
 
 
 def fmt_flat_table(ch, field):
@@ -185,3 +185,41 @@ def fmt_paths(path):
                  "columns of 16-bit softmax.")
     return "\n".join(lines)
 
+
+
+def fmt_shapes(ours, peers, op, rows):
+    """Markdown table of a shapes sweep (`<chapter>.shapes.json`, loaded): `op` at `rows`, one row per
+    cols, one column per dtype: its percent of the copy of the same bytes, then its GB/s over each
+    peer's at that shape (`peers`: {name: a loaded peer_<name>.shapes.json}) where the peer has it."""
+    mine = [r for r in ours["results"] if r["op"] == op and r["rows"] == rows]
+    if not mine:
+        raise DataError(f"{ours['chapter']} has no {op} results at rows {rows}")
+    if not has_matched(mine):
+        raise DataError(f"{ours['chapter']}: the shapes table needs the copy of the same bytes (pct_of_matched_copy)")
+    best = {}  # (dtype, cols): the fastest of the file's kernels for op (one per op in make run's sweep)
+    for r in mine:
+        if r["gbps"] > best.get((r["dtype"], r["cols"]), {"gbps": 0})["gbps"]:
+            best[(r["dtype"], r["cols"])] = r
+    dtypes = [d for d in DTYPES if any(k[0] == d for k in best)]
+    theirs = {(p, r["dtype"], r["cols"]): r["gbps"] for p, ch in sorted(peers.items())
+              for r in ch["results"] if r["op"] == op and r["rows"] == rows}
+    names = sorted({k[0] for k in theirs})
+    lines = ["| cols | " + " | ".join(dtypes) + " |", "|---:|" + "---:|" * len(dtypes)]
+    for c in sorted({k[1] for k in best}):
+        cells = [str(c)]
+        for d in dtypes:
+            r = best.get((d, c))
+            if r is None:
+                cells.append("")
+                continue
+            ratios = [f"{r['gbps'] / theirs[(p, d, c)]:.2f}x {p}" for p in names if (p, d, c) in theirs]
+            cells.append(f"{r['pct_of_matched_copy']:.0f}%" + (f" ({', '.join(ratios)})" if ratios else ""))
+        lines.append("| " + " | ".join(cells) + " |")
+    kernels = sorted({r["kernel"] for r in mine})
+    src = "; ".join(f"`{data_path(p)}`" for _, p in sorted(peers.items()))
+    lines += ["", f"{op} at rows = {rows}, `{'`, `'.join(kernels)}`: percent of a copy of the same bytes "
+              f"(the harness's matched copy), `{data_path(ours)}`"
+              + (f"; in parentheses its GB/s over the peer's at the same shape, by the same method ({src})"
+                 if names else "")
+              + ". A blank: the shape is not in the sweep, or past what the peer takes."]
+    return "\n".join(lines)
