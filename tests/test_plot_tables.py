@@ -352,6 +352,9 @@ with tempfile.TemporaryDirectory() as d:
     check("| 1025 | 80% (2.00x cudnn) | 80% |" in text and "| 4097 | 80% |  |" in text
           and "ch12_x.shapes.json" in text and "peer_cudnn.shapes.json" in text,
           f"shapes marker: percent of the matched copy, ours over cuDNN where it has the shape; got {text}")
+    text = markers.rewrite_markers("<!-- shapes ch12_x softmax 49152 from=2000 test-gpu -->\n<!-- /shapes -->",
+                                   {}, {}, d)
+    check("| 4097 |" in text and "| 1025 |" not in text, f"shapes marker: from=C leaves out narrower cols; got {text}")
     raises(lambda: markers.rewrite_markers("<!-- shapes ch12_x softmax 128 test-gpu -->\n<!-- /shapes -->",
                                            {}, {}, d), "shapes marker: no results at those rows raises")
     raises(lambda: markers.rewrite_markers("<!-- shapes ch13_y softmax 49152 test-gpu -->\n<!-- /shapes -->",

@@ -13,9 +13,9 @@ with what the data says, so that no number in the lessons is typed by hand. No m
   <!-- accuracy FILE [GPU] -->                    chapter 09's variance experiment
   <!-- vs_copy CHAPTER [op=OP kernel=K] [GPU] --> its best kernel (or OP's kernel K) against
                                                   cudaMemcpy of the same shape (chapter 00)
-  <!-- shapes CHAPTER OP ROWS [GPU] -->          CHAPTER.shapes.json (make run's shapes sweep) for OP at
-                                                  ROWS, each dtype: % of the copy of the same bytes, and
-                                                  its GB/s over each peer's (peer_*.shapes.json)
+  <!-- shapes CHAPTER OP ROWS [from=C] [GPU] --> CHAPTER.shapes.json (make run's shapes sweep) for OP at
+                                                  ROWS (cols C and up), each dtype: % of the copy of the
+                                                  same bytes, and its GB/s over each peer's (peer_*.shapes.json)
   <!-- value CHAPTER NAME FIELD [GPU] -->         one number (VALUE_FIELDS); NAME is a benchmark name
                                                   (op/kernel/dtype/rows:R/cols:C) or '-'
 FILE is relative to plots/data/<gpu>/ (a profile's without its .ncu.csv); GPU defaults to
@@ -43,7 +43,7 @@ MARKERS = {  # kind: the arguments of its opening marker
     "profile": r" (?P<file>[\w/.]+)" + GPU,
     "sectors": r" (?P<file>[\w/.]+)" + GPU,
     "balance": r" (?P<file>[\w/.]+)" + GPU,
-    "shapes": r" (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+)" + GPU,
+    "shapes": r" (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+)(?: from=(?P<first>\d+))?" + GPU,
     "value": r" (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)" + GPU,
 }
 MARKER_RE = {k: re.compile(rf"(?P<open><!-- {k}{args} -->)(?P<body>.*?)(?P<close><!-- /{k} -->)", re.S)
@@ -166,7 +166,7 @@ def rewrite_markers(text, data, peers=None, data_dir=None, notes=None):
                                       " (scripts/run-chapters.sh --sweep shapes makes it)"))
         peer_files = sorted(glob.glob(os.path.join(data_dir, gpu, "peer_*.shapes.json")))
         others = {os.path.basename(f)[len("peer_"):-len(".shapes.json")]: load_chapter(f) for f in peer_files}
-        return fmt_shapes(ours, others, m["op"], int(m["rows"]))
+        return fmt_shapes(ours, others, m["op"], int(m["rows"]), int(m["first"] or 0))
 
     bodies = {
         "summary": summary, "peers": peers_table, "accuracy": accuracy, "paths": paths, "twins": twins,

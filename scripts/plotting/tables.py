@@ -187,11 +187,12 @@ def fmt_paths(path):
 
 
 
-def fmt_shapes(ours, peers, op, rows):
+def fmt_shapes(ours, peers, op, rows, first=0):
     """Markdown table of a shapes sweep (`<chapter>.shapes.json`, loaded): `op` at `rows`, one row per
     cols, one column per dtype: its percent of the copy of the same bytes, then its GB/s over each
-    peer's at that shape (`peers`: {name: a loaded peer_<name>.shapes.json}) where the peer has it."""
-    mine = [r for r in ours["results"] if r["op"] == op and r["rows"] == rows]
+    peer's at that shape (`peers`: {name: a loaded peer_<name>.shapes.json}) where the peer has it;
+    cols from `first` on."""
+    mine = [r for r in ours["results"] if r["op"] == op and r["rows"] == rows and r["cols"] >= first]
     if not mine:
         raise DataError(f"{ours['chapter']} has no {op} results at rows {rows}")
     if not has_matched(mine):
@@ -217,7 +218,8 @@ def fmt_shapes(ours, peers, op, rows):
         lines.append("| " + " | ".join(cells) + " |")
     kernels = sorted({r["kernel"] for r in mine})
     src = "; ".join(f"`{data_path(p)}`" for _, p in sorted(peers.items()))
-    lines += ["", f"{op} at rows = {rows}, `{'`, `'.join(kernels)}`: percent of a copy of the same bytes "
+    lines += ["", f"{op} at rows = {rows}" + (f" from {first} columns" if first else "")
+              + f", `{'`, `'.join(kernels)}`: percent of a copy of the same bytes "
               f"(the harness's matched copy), `{data_path(ours)}`"
               + (f"; in parentheses its GB/s over the peer's at the same shape, by the same method ({src})"
                  if names else "")
