@@ -276,7 +276,31 @@ def main():
 
     dtypes = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
     size = {"f32": 4, "f16": 2, "bf16": 2}
+    ctx = {"chapter": "peer_torch", "peer": f"PyTorch {torch.__version__} eager",
+           "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+           "gpu_name": props.name, "gpu_slug": slug(props.name),
+           "gpu_uuid": f"GPU-{props.uuid}" if getattr(props, "uuid", None) else "",
+           "compute_capability": f"{props.major}.{props.minor}", "sm_count": str(props.multi_processor_count),
+           "l2_bytes": str(l2), "memory_bytes": str(props.total_memory),
+           "cuda_runtime_version": torch.version.cuda or "", "cudnn_version": str(torch.backends.cudnn.version()),
+           "git_commit": git_commit(), "copy_bytes_per_second": f"{copy_bps:.6g}",
+           "copy_method": f"torch copy_ device-to-device of {copy_bytes / 1e9:.1f} GB, bytes read + written, median of {ITERS}",
+           "tensor_memory": "PyTorch's caching allocator (each benchmark's tensors from memory it keeps and reuses)",
+           "timing_method": f"L2 flushed (memset of 2x L2) before each launch, one event pair per launch, at least "
+                            f"{WARMUP} warm-up launches (flushed) and {warmup_s * 1e3:g} ms of them, median of {iters}",
+           "input_fill": ("outliers: first input normal(0, 1), about 1 value in 61 x 20; other inputs normal(0, 1) "
+                          "(LayerNorm's gamma + 1); a mask as the suite's" if args.input_fill == "outliers" else
+                          "normal: every input normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's")
+                         + " (the harness's fill, common/harness/device.cu, computed by this script)",
+           "sweep": "quick" if args.quick else args.sweep}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     results = []
+
+    def write():  # after every benchmark too: a run cut short keeps what it measured
+        with open(args.out + ".part", "w") as f:
+            json.dump({"context": ctx, "benchmarks": results}, f, indent=1)
+        os.replace(args.out + ".part", args.out)
+
 
     def run(op, dt, rows, cols, make, bytes_moved):
         name = f"{op}/torch/{dt}/rows:{rows}/cols:{cols}"
@@ -294,6 +318,7 @@ def main():
                         "pct_of_copy": 100.0 * bps / copy_bps, "bytes": bytes_moved, "median_us": med * 1e6,
                         "min_us": lo * 1e6, "max_us": hi * 1e6, "spread_pct": 100.0 * spread / med})
         print(f"{name:52s} {med * 1e6:10.1f} us {bps / 1e9:8.0f} GB/s {100 * bps / copy_bps:5.0f}%", flush=True)
+        write()
         del fn
         torch.cuda.empty_cache()
 
@@ -379,26 +404,7 @@ def main():
                     return lambda: x.to(dtypes[dt])
                 run("cast_from_f32", dt, 1, n, from32, n * (s + 4))
 
-    ctx = {"chapter": "peer_torch", "peer": f"PyTorch {torch.__version__} eager",
-           "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-           "gpu_name": props.name, "gpu_slug": slug(props.name),
-           "gpu_uuid": f"GPU-{props.uuid}" if getattr(props, "uuid", None) else "",
-           "compute_capability": f"{props.major}.{props.minor}", "sm_count": str(props.multi_processor_count),
-           "l2_bytes": str(l2), "memory_bytes": str(props.total_memory),
-           "cuda_runtime_version": torch.version.cuda or "", "cudnn_version": str(torch.backends.cudnn.version()),
-           "git_commit": git_commit(), "copy_bytes_per_second": f"{copy_bps:.6g}",
-           "copy_method": f"torch copy_ device-to-device of {copy_bytes / 1e9:.1f} GB, bytes read + written, median of {ITERS}",
-           "tensor_memory": "PyTorch's caching allocator (each benchmark's tensors from memory it keeps and reuses)",
-           "timing_method": f"L2 flushed (memset of 2x L2) before each launch, one event pair per launch, at least "
-                            f"{WARMUP} warm-up launches (flushed) and {warmup_s * 1e3:g} ms of them, median of {iters}",
-           "input_fill": ("outliers: first input normal(0, 1), about 1 value in 61 x 20; other inputs normal(0, 1) "
-                          "(LayerNorm's gamma + 1); a mask as the suite's" if args.input_fill == "outliers" else
-                          "normal: every input normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's")
-                         + " (the harness's fill, common/harness/device.cu, computed by this script)",
-           "sweep": "quick" if args.quick else args.sweep}
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump({"context": ctx, "benchmarks": results}, f, indent=1)
+    write()
     print(f"wrote {args.out} ({len(results)} benchmarks)")
     return 0
 
