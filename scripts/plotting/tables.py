@@ -223,5 +223,5 @@ def fmt_shapes(ours, peers, op, rows, first=0):
               f"(the harness's matched copy), `{data_path(ours)}`"
               + (f"; in parentheses its GB/s over the peer's at the same shape, by the same method ({src})"
                  if names else "")
-              + ". A blank: the shape is not in the sweep, or past what the peer takes."]
+              + (". A blank: the peer did not run the shape (past what it takes)." if names else ".")]
     return "\n".join(lines)
