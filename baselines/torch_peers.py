@@ -19,8 +19,13 @@ Backward: torch._softmax_backward_data / torch._log_softmax_backward_data (what 
 three tensors moved. scale_mask_softmax: the eager expression softmax((x * 1.7).masked_fill(mask,
 -inf)), several kernels, timed as one call.
 
-Usage: torch_peers.py [--quick] [--filter REGEX] [--input-fill normal|outliers] --out FILE.json
-(exit 77 when PyTorch or a GPU is missing), or torch_peers.py --check-fill DIR. --filter runs
+torch.compile (--compile): the same expressions through torch.compile (inductor) with dynamic
+shapes, one compile per operation and dtype (a compile per shape would take hours over the shapes
+sweep); the first calls, which compile, are among the warm-ups. Kernel name torch_compile.
+
+Usage: torch_peers.py [--quick | --sweep shapes] [--compile] [--filter REGEX] [--input-fill
+normal|outliers] --out FILE.json (exit 77 when PyTorch or a GPU is missing, or with --compile where
+torch.compile cannot run), or torch_peers.py --check-fill DIR. --filter runs
 only the benchmarks whose name REGEX matches (re.search), as Google Benchmark's --benchmark_filter
 does for the harness.
 """
@@ -197,6 +202,8 @@ def main():
     ap.add_argument("--print-sweep", action="store_true", help="print the shapes of --sweep as the harness's "
                     "--list prints its sweeps, and exit")
     ap.add_argument("--filter", default="", help="run only the benchmarks whose name this regex matches")
+    ap.add_argument("--compile", action="store_true", help="time torch.compile (inductor, dynamic shapes) of each "
+                    "expression instead of eager PyTorch: benchmark names op/torch_compile/...")
     ap.add_argument("--input-fill", choices=("normal", "outliers"), default="normal",
                     help="the timed values, as the harness's flag: normal(0, 1), or x with 1 value in 61 x 20")
     ap.add_argument("--check-fill", metavar="DIR", help="compare the inputs a chapter's --save wrote into DIR "
@@ -226,6 +233,16 @@ def main():
     if not torch.cuda.is_available():
         print("SKIPPED: PyTorch sees no CUDA GPU: the PyTorch peer is not run")
         return 77
+    if args.compile:
+        try:
+            import triton  # noqa: F401  (inductor's GPU code generator)
+        except ImportError:
+            print("SKIPPED: torch.compile needs Triton, which is not installed here: the torch.compile peer is not run")
+            return 77
+        import torch._dynamo
+        for limit in ("cache_size_limit", "recompile_limit"):  # one name or the other, by PyTorch version
+            if hasattr(torch._dynamo.config, limit):
+                setattr(torch._dynamo.config, limit, 64)
     dev = torch.device("cuda")
     if args.check_fill:
         import numpy as np
@@ -276,7 +293,19 @@ def main():
 
     dtypes = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
     size = {"f32": 4, "f16": 2, "bf16": 2}
-    ctx = {"chapter": "peer_torch", "peer": f"PyTorch {torch.__version__} eager",
+    kernel = "torch_compile" if args.compile else "torch"
+    compiled = {}
+
+    def C(key, fn):
+        """fn, or with --compile its torch.compile (dynamic shapes), one per key (operation and dtype)."""
+        if not args.compile:
+            return fn
+        if key not in compiled:
+            compiled[key] = torch.compile(fn, dynamic=True)
+        return compiled[key]
+
+    ctx = {"chapter": f"peer_{kernel}",
+           "peer": f"PyTorch {torch.__version__} " + ("torch.compile (inductor, dynamic shapes)" if args.compile else "eager"),
            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "gpu_name": props.name, "gpu_slug": slug(props.name),
            "gpu_uuid": f"GPU-{props.uuid}" if getattr(props, "uuid", None) else "",
@@ -303,7 +332,7 @@ def main():
 
 
     def run(op, dt, rows, cols, make, bytes_moved):
-        name = f"{op}/torch/{dt}/rows:{rows}/cols:{cols}"
+        name = f"{op}/{kernel}/{dt}/rows:{rows}/cols:{cols}"
         if not selected.search(name):
             return
         free, _ = torch.cuda.mem_get_info()
@@ -344,7 +373,8 @@ def main():
                         def make():
                             x = matrix(rows, cols, dt)
                             f = torch.log_softmax if logf else torch.softmax
-                            return lambda: f(x, dim=-1)
+                            g = C(("log_softmax" if logf else "softmax", dt), lambda x: f(x, dim=-1))
+                            return lambda: g(x)
                         return make
                     run("softmax", dt, rows, cols, softmax_maker(False), 2 * n * s)
                     run("log_softmax", dt, rows, cols, softmax_maker(True), 2 * n * s)
@@ -353,55 +383,64 @@ def main():
             def backward_maker(logf):
                 def make():
                     y, dy = matrix(rows, cols, dt), matrix(rows, cols, dt, 2)  # as the harness's bench
-                    if logf:
-                        return lambda: torch._log_softmax_backward_data(dy, y, -1, dtypes[dt])
-                    return lambda: torch._softmax_backward_data(dy, y, -1, dtypes[dt])
+                    f = torch._log_softmax_backward_data if logf else torch._softmax_backward_data
+                    g = C(("log_softmax_backward" if logf else "softmax_backward", dt),
+                          lambda dy, y: f(dy, y, -1, dtypes[dt]))
+                    return lambda: g(dy, y)
                 return make
             run("softmax_backward", dt, rows, cols, backward_maker(False), 3 * n * s)
             run("log_softmax_backward", dt, rows, cols, backward_maker(True), 3 * n * s)
             def masked_make():  # what eager PyTorch runs for attention's scale-and-mask softmax
                 x, m = matrix(rows, cols, dt), mask(rows, cols)
-                return lambda: torch.softmax((x * 1.7).masked_fill(m, float("-inf")), dim=-1)
+                g = C(("scale_mask_softmax", dt), lambda x, m: torch.softmax((x * 1.7).masked_fill(m, float("-inf")), dim=-1))
+                return lambda: g(x, m)
             run("scale_mask_softmax", dt, rows, cols, masked_make, 2 * n * s + n)
             def ln_make():
                 x = matrix(rows, cols, dt)
                 w = matrix(1, cols, dt, 2, shift=1.0).view(cols)
                 bias = matrix(1, cols, dt, 3).view(cols)
-                return lambda: F.layer_norm(x, (cols,), w, bias, 1e-5)
+                g = C(("layer_norm", dt), lambda x, w, bias: F.layer_norm(x, x.shape[-1:], w, bias, 1e-5))
+                return lambda: g(x, w, bias)
             run("layer_norm", dt, rows, cols, ln_make, 2 * n * s + 2 * cols * s + 8 * rows)
         if shaped:
             continue  # the row-wise ops only: reduce_scale and the elementwise ops have their own shapes
         for rows, cols in ([(442368, 128)] if not args.quick else []) + [(r, c) for r in rowwise[0][0] for c in rowwise[0][1]]:
             def rs_make():
                 x = matrix(rows, cols, dt)
-                return lambda: x / x.abs().amax(1, keepdim=True)
+                g = C(("reduce_scale", dt), lambda x: x / x.abs().amax(1, keepdim=True))
+                return lambda: g(x)
             run("reduce_scale", dt, rows, cols, rs_make, 2 * rows * cols * s)
         flat = [1 << 20, 1 << 24] if args.quick else FLAT[1]
         for n in flat:
-            def unary(f):
+            def unary(key, f):
                 def make():
                     x = matrix(1, n, dt)
-                    return lambda: f(x)
+                    g = C((key, dt), f)
+                    return lambda: g(x)
                 return make
-            run("gelu", dt, 1, n, unary(lambda x: F.gelu(x)), 2 * n * s)
-            run("relu", dt, 1, n, unary(torch.relu), 2 * n * s)
-            run("scale", dt, 1, n, unary(lambda x: x * 1.7), 2 * n * s)
+            run("gelu", dt, 1, n, unary("gelu", lambda x: F.gelu(x)), 2 * n * s)
+            run("relu", dt, 1, n, unary("relu", torch.relu), 2 * n * s)
+            run("scale", dt, 1, n, unary("scale", lambda x: x * 1.7), 2 * n * s)
             def mul_make():
                 x, y = matrix(1, n, dt), matrix(1, n, dt, 2)
-                return lambda: x * y
+                g = C(("mul", dt), lambda x, y: x * y)
+                return lambda: g(x, y)
             run("mul", dt, 1, n, mul_make, 3 * n * s)
             def fma_make():
                 x, y, z = matrix(1, n, dt), matrix(1, n, dt, 2), matrix(1, n, dt, 3)
-                return lambda: torch.addcmul(z, x, y)
+                g = C(("fma", dt), lambda z, x, y: torch.addcmul(z, x, y))
+                return lambda: g(z, x, y)
             run("fma", dt, 1, n, fma_make, 4 * n * s)
             if dt != "f32":
                 def to32():
                     x = matrix(1, n, dt)
-                    return lambda: x.to(torch.float32)
+                    g = C(("cast_to_f32", dt), lambda x: x.to(torch.float32))
+                    return lambda: g(x)
                 run("cast_to_f32", dt, 1, n, to32, n * (s + 4))
                 def from32():
                     x = matrix(1, n, "f32")
-                    return lambda: x.to(dtypes[dt])
+                    g = C(("cast_from_f32", dt), lambda x: x.to(dtypes[dt]))
+                    return lambda: g(x)
                 run("cast_from_f32", dt, 1, n, from32, n * (s + 4))
 
     write()

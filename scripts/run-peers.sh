@@ -2,9 +2,10 @@
 # run-peers.sh [--quick | --sweep shapes] [--no-verify] [--bin DIR] [--out DIR] [--input-fill normal|outliers]
 # The peers, measured by the course's method in this process tree: cuDNN (bin/peer_cudnn, built
 # where CMake found cuDNN) verified by the course's suite and then benchmarked, and PyTorch eager
-# (baselines/torch_peers.py, where PyTorch is installed). JSON to DIR/peer_<name>.json (default
-# plots/data/<gpu-slug>/), beside the chapters'. A peer that is not available is skipped with a
-# message; a peer that fails the suite is still timed, and its log kept (it is not ours to fix).
+# (baselines/torch_peers.py, where PyTorch is installed; then its torch.compile, where Triton is too).
+# JSON to DIR/peer_<name>.json (default plots/data/<gpu-slug>/), beside the chapters'. A peer that
+# is not available is skipped with a message; a peer that fails the suite is still timed, and its
+# log kept (it is not ours to fix).
 # --input-fill: the values timed, as run-chapters.sh's (normal by default). --sweep shapes: the
 # shapes a model brings (as run-chapters.sh's), to DIR/peer_<name>.shapes.json. --no-verify: cuDNN's
 # benchmarks only, where this same run has just verified it (make compare's second sweep).
@@ -59,6 +60,11 @@ fi
 py=${PYTHON:-python3}  # the one with PyTorch (matplotlib not needed)
 echo "=== peer_torch"
 "$py" "$root/baselines/torch_peers.py" "${quick[@]}" "${sweep[@]}" "${fill[@]}" --out "$out/peer_torch$suffix.json"
+rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
+echo "=== peer_torch_compile"
+"$py" "$root/baselines/torch_peers.py" --compile "${quick[@]}" "${sweep[@]}" "${fill[@]}" \
+  --out "$out/peer_torch_compile$suffix.json"
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || status=1
 exit $status

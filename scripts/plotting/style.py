@@ -18,7 +18,8 @@ CHAPTER_COLORS = {
     13: "#b5179e", 14: "#3a0ca3",
 }
 PEER_STYLE = {"cudnn": {"color": "#76b900", "marker": "x", "label": "cuDNN"},
-              "torch": {"color": "#ee4c2c", "marker": "+", "label": "PyTorch eager"}}
+              "torch": {"color": "#ee4c2c", "marker": "+", "label": "PyTorch eager"},
+              "torch_compile": {"color": "#9c27b0", "marker": "1", "label": "torch.compile"}}
 KERNEL_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"),
                  ((0, (1, 1)), "P"), ((0, (8, 2)), "X")]
 
