@@ -367,7 +367,7 @@ template <typename T>
 int peel_phase(const course::Args& a) {
   constexpr int kMax = 16 / sizeof(T);
   if (a.cols % kMax == 0) return -1;
-  return course::pick_phase<kMax>({{a.x, sizeof(T)}, {a.y, sizeof(T)}});
+  return course::pick_phase<kMax>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}});
 }
 
 /// The longest row the shared-memory path caches on this GPU (0 without a device).

@@ -182,7 +182,7 @@ void softmax_impl(const course::Args& a, cudaStream_t stream, Path path, bool lo
   const DirectLoad<T> load{static_cast<const T*>(a.x), a.cols};
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   const int pack = pick_pack<16 / sizeof(T)>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}});
-  const int phase = pick_phase<16 / sizeof(T)>({{a.x, sizeof(T)}, {a.y, sizeof(T)}});
+  const int phase = pick_phase<16 / sizeof(T)>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}});
   forward<Paths, T, true>(path, log ? policy::Op::log_softmax : policy::Op::softmax, pack, load, store, a.rows, a.cols,
                           log, stream, phase);
 }
@@ -193,7 +193,7 @@ void scale_mask_impl(const course::Args& a, cudaStream_t stream, Path path) {
   const ScaleMaskLoad<T> load{static_cast<const T*>(a.x), static_cast<const uint8_t*>(a.b), a.cols, a.alpha};
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   const int pack = pick_pack<16 / sizeof(T)>(a.cols, {{a.x, sizeof(T)}, {a.b, 1}, {a.y, sizeof(T)}});
-  const int phase = pick_phase<16 / sizeof(T)>({{a.x, sizeof(T)}, {a.b, 1}, {a.y, sizeof(T)}});
+  const int phase = pick_phase<16 / sizeof(T)>(a.cols, {{a.x, sizeof(T)}, {a.b, 1}, {a.y, sizeof(T)}});
   forward<Paths, T, false>(path, policy::Op::scale_mask_softmax, pack, load, store, a.rows, a.cols, false, stream,
                            phase);
 }
@@ -218,7 +218,7 @@ void scale_mask_unfused_impl(const course::Args& a, cudaStream_t stream) {
   const DirectLoad<float> load2{logits, a.cols};  // kernel 2: the production softmax of the logits
   const DirectStore<T> store{static_cast<T*>(a.y), a.cols};
   const int pack2 = pick_pack<4>(a.cols, {{a.workspace, 4}, {a.y, sizeof(T)}});
-  const int phase2 = pick_phase<4>({{a.workspace, 4}, {a.y, sizeof(T)}});
+  const int phase2 = pick_phase<4>(a.cols, {{a.workspace, 4}, {a.y, sizeof(T)}});
   forward<Paths, float, false>(Path::automatic, policy::Op::unfused_logits, pack2, load2, store, a.rows, a.cols, false,
                                stream, phase2);
 }

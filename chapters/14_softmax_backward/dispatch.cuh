@@ -60,7 +60,7 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
   if (!check_backward<T>(a, op, path, log)) return;
   constexpr int kMax = 16 / sizeof(T);
   const int pack = ch12::detail::pick_pack<kMax>(a.cols, {{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}});
-  const int phase = ch12::detail::pick_phase<kMax>({{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}});
+  const int phase = ch12::detail::pick_phase<kMax>(a.cols, {{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}});
   const bool automatic = path == Path::automatic;
   const int64_t rows = a.rows, cols = a.cols;
   if (automatic)

@@ -21,6 +21,9 @@
 
 namespace course {
 
+/// RowPeel counts a row's columns in `int`: longer rows (8 GB of fp32 in one row) are not peeled.
+constexpr int64_t kPeelMaxCols = 2147483647;
+
 /// [peel]
 /// The split of row `row` of `cols` columns into head, packs and tail, for tensors whose element 0
 /// lies `phase` elements past a kPack-element boundary (pick_phase, below). Pack p covers columns
@@ -49,9 +52,10 @@ struct RowPeel {
 /// 0 to kMax - 1, of every pointer from the kMax-element boundary before it, when it is the same
 /// for all of them (pointer, element bytes) and each is aligned to its element; -1 otherwise. Row
 /// r then starts (phase + r * cols) % kMax elements past a boundary of every tensor at once, so
-/// one head per row serves them all.
+/// one head per row serves them all. Rows of more than kPeelMaxCols columns are not peeled (-1).
 template <int kMax>
-inline int pick_phase(std::initializer_list<std::pair<const void*, int>> ptrs) {
+inline int pick_phase(int64_t cols, std::initializer_list<std::pair<const void*, int>> ptrs) {
+  if (cols > kPeelMaxCols) return -1;
   int phase = -1;
   for (auto [p, bytes] : ptrs) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);

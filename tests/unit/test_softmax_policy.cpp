@@ -261,6 +261,19 @@ void check_peel() {
           EXPECT_EQ(seen[size_t(c)], 1) << "phase " << phase << " row " << row << " cols " << cols << " col " << c;
       }
 }
+// pick_phase: the offset every pointer shares from a pack boundary, or -1: offsets that differ, a
+// pointer not aligned to its element, or rows longer than RowPeel counts (kPeelMaxCols).
+TEST(Peel, PhaseIsSharedOrNone) {
+  auto at = [](uintptr_t a) { return reinterpret_cast<const void*>(a); };
+  EXPECT_EQ((course::pick_phase<4>(1025, {{at(0x1000), 4}, {at(0x2000), 4}})), 0);
+  EXPECT_EQ((course::pick_phase<4>(1025, {{at(0x1004), 4}, {at(0x2014), 4}})), 1);
+  EXPECT_EQ((course::pick_phase<4>(1025, {{at(0x1004), 4}, {at(0x2008), 4}})), -1);  // 1 and 2 elements in
+  EXPECT_EQ((course::pick_phase<4>(1025, {{at(0x1002), 4}, {at(0x2002), 4}})), -1);  // not aligned to a float
+  EXPECT_EQ((course::pick_phase<8>(1025, {{at(0x100e), 2}, {at(0x200e), 2}, {at(0x3007), 1}})), 7);
+  EXPECT_EQ((course::pick_phase<4>(course::kPeelMaxCols, {{at(0x1000), 4}})), 0);
+  EXPECT_EQ((course::pick_phase<4>(course::kPeelMaxCols + 1, {{at(0x1000), 4}})), -1);  // not peeled
+}
+
 TEST(Peel, PacksAndEdgesCoverTheRowOnce) {
   check_peel<4>();
   check_peel<8>();
