@@ -215,6 +215,19 @@ TEST(SoftmaxPolicy, SuiteShapesStraddleTheRules) {
       EXPECT_NE(bwd(d, r - 1, bfirst, elem), Path::block_regs);
       EXPECT_EQ(bwd(d, r, bfirst, elem), Path::block_regs);
       EXPECT_NE(bwd(d, r, bend, elem), Path::block_regs);
+      // The peeled band's ends (limits.h's boundary shapes): in at lo and hi, out with a row fewer
+      // and at the first peeled cols past hi, forward and backward.
+      const auto [plo, phi] = ch12::limits::block_regs_peeled_cols(elem);
+      for (bool backward : {false, true}) {
+        auto peeled = [&](int64_t rows, int64_t cols) {
+          return backward ? policy::backward_path(d, Op::softmax_backward, rows, cols, elem, false, true)
+                          : policy::forward_path(d, Op::softmax, rows, cols, elem, false, true);
+        };
+        EXPECT_EQ(peeled(r, plo), Path::block_regs) << plo;
+        EXPECT_EQ(peeled(r, phi), Path::block_regs) << phi;
+        EXPECT_NE(peeled(r - 1, plo), Path::block_regs) << plo;
+        EXPECT_NE(peeled(r, phi + 2), Path::block_regs) << phi + 2;
+      }
       for (auto [rows, cols] : ch12::limits::cluster_rows_boundary(d, policy::cols_in_smem(d, elem, 1)))
         EXPECT_EQ(fwd(d, rows, cols, elem) == Path::cluster, rows < policy::cluster_rows_below(d));
       // The half-wave line: two rows per group from warp_two_rows_min rows, one below.
