@@ -4,7 +4,9 @@
 /// as in softmax: a group of lanes per row with the row in registers (it holds up to 1024 fp32 or
 /// 3072 f16/bf16 columns; the dispatch uses it to 512 fp32 columns), a block per row with the row
 /// cached in shared memory, and a block per row that reads the row twice from global memory when it
-/// does not fit on chip. TUNING.md records the measurements behind each constant.
+/// does not fit on chip. TUNING.md records the measurements behind each constant. The block
+/// kernels are in layer_norm_block.cuh, the one-pack normalization both paths share in
+/// layer_norm_pack.cuh.
 #pragma once
 
 #include <algorithm>
@@ -20,6 +22,8 @@
 #include "harness/errors.h"
 #include "harness/harness.h"
 #include "harness/launch_math.h"
+#include "layer_norm_block.cuh"
+#include "layer_norm_pack.cuh"
 #include "welford.cuh"
 
 namespace ch09 {
@@ -36,8 +40,6 @@ template <typename T>
 constexpr int kWarpColsPerLane = sizeof(T) == 2 ? 96 : 32;
 template <typename T>
 constexpr int64_t kWarpMaxCols = 32 * kWarpColsPerLane<T>;
-// Chapter 06's rule: a block size must give each thread 4 packs (not measured on LayerNorm: TUNING.md).
-constexpr int64_t kMinPacksPerThread = 4;
 // Short rows in the warp path: at least two packs per lane, in narrower groups. A Welford merge
 // step moves three numbers, so fewer steps per row pay more than in softmax.
 // H100: +10-20% at 32-128 fp32 columns against one pack per lane; four no better (TUNING.md).
@@ -49,48 +51,6 @@ constexpr int kMinPacksPerLane = 2;
 // H100: fp32 warp and block paths level at 1024 columns, none measured at 513-1023 (TUNING.md).
 template <typename T>
 constexpr int64_t kWarpUpTo = sizeof(T) == 4 ? 512 : kWarpMaxCols<T>;
-// Loads in flight per thread in the block kernel's first pass (see layer_norm_block_kernel).
-// H100: +4.2% fp32, +5.2% fp16 at 32768 columns against one; twice as many lose up to 7% (TUNING.md).
-template <typename T>
-constexpr int kBlockLoads = sizeof(T) == 4 ? 4 : 2;
-
-/// The output of one pack: (v - mean) * rstd * gamma + beta, from packs of gamma and beta already
-/// loaded. kAnyAlign (a peeled row's pack): stored through course::store_pack_vector.
-template <typename T, int kPack, bool kAnyAlign = false>
-__device__ __forceinline__ void normalize_pack(const float* v, const Pack<T, kPack>& gamma, const Pack<T, kPack>& beta,
-                                               float mu, float rs, T* out) {
-  using Convert = course::ScalarConvert<T>;
-  float g[kPack], b[kPack], o[kPack];
-  Convert::to_floats(gamma, g);
-  Convert::to_floats(beta, b);
-#pragma unroll
-  for (int j = 0; j < kPack; ++j) o[j] = (v[j] - mu) * rs * g[j] + b[j];
-  Pack<T, kPack> pk;
-  Convert::from_floats(o, pk);
-  if constexpr (kAnyAlign)
-    course::store_pack_vector<T, kPack>(out, pk);
-  else
-    course::store_pack<T, kPack>(out, pk);
-}
-
-/// A pack of gamma or beta at any element: one load where it lies on a pack boundary, else one
-/// load per element (a peeled row's packs start where x's row does; gamma's boundaries do not
-/// move with the row, and both stay in L1 across the rows).
-template <typename T, int kPack>
-__device__ __forceinline__ Pack<T, kPack> load_pack_anywhere(const T* p) {
-  if (reinterpret_cast<uintptr_t>(p) % (sizeof(T) * kPack) == 0) return course::load_pack<T, kPack>(p);
-  Pack<T, kPack> pk;
-#pragma unroll
-  for (int j = 0; j < kPack; ++j) pk.elem[j] = p[j];
-  return pk;
-}
-
-/// The same, loading the packs of gamma and beta at the columns of `out`.
-template <typename T, int kPack>
-__device__ __forceinline__ void normalize_pack(const float* v, const T* gamma, const T* beta, float mu, float rs,
-                                               T* out) {
-  normalize_pack<T, kPack>(v, course::load_pack<T, kPack>(gamma), course::load_pack<T, kPack>(beta), mu, rs, out);
-}
 
 /// [affine_early]
 // The warp kernel loads its lanes' packs of gamma and beta before the group merge, where groups
@@ -243,116 +203,6 @@ void launch_warp(const course::Args& a, cudaStream_t stream, int phase = 0) {
       static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta), static_cast<T*>(a.y),
       static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.rows, a.cols, a.eps, phase);
   CUDA_CHECK_LAUNCH();
-}
-
-/// [block_kernel]
-// A block per row. Pass 1 reads the row in packs and feeds Welford a pack at a time; with kCached each pack is
-// also kept in shared memory, in the storage type (16 bytes per thread per store: conflict-free
-// in the natural layout, and half the shared memory of an fp32 copy for fp16). Pass 2 takes the
-// row from shared memory, or reads it again from global memory (uncached: rows past the shared
-// memory; the re-read hits L2 when the rows in flight fit there).
-// With kCached, pass 1 starts kBlockLoads<T> loads per thread before it uses any (64 bytes of
-// fp32, 32 of 16-bit). A 32768-column fp32 row fills 128 KB of shared memory, so one block of 1024
-// threads is all an SM holds, and a load per pack, each started after the previous pack's merge,
-// leaves it short of bytes in flight. The uncached kernel starts none ahead (TUNING.md).
-// kPeel (blocks/peel.h): rows that are not whole numbers of packs, read in packs from each row's
-// first boundary (x and y share it: `phase`); the head and tail (edges) one element per thread.
-template <typename T, int kPack, int kBlock, bool kCached, bool kPeel = false>
-__global__ void __launch_bounds__(kBlock)
-    layer_norm_block_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
-                            T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t cols,
-                            float eps, int phase = 0) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  auto* cache = reinterpret_cast<Pack<T, kPack>*>(smem);
-  using Convert = course::ScalarConvert<T>;
-  const course::RowPeel pl =
-      kPeel ? course::RowPeel::of<kPack>(phase, int64_t(blockIdx.x), cols) : course::RowPeel{0, 0, 0, 0};
-  const int64_t num_packs = kPeel ? int64_t(pl.packs) : cols / kPack;
-  const int64_t row = blockIdx.x;
-  const T* xr = x + row * cols + (kPeel ? pl.head : 0);  // kPeel: from column `head`, where the packs start
-  T* yr = y + row * cols + (kPeel ? pl.head : 0);
-
-  constexpr int kLoads = kCached ? kBlockLoads<T> : 1;  // H100: 2 cost uncached 16-bit up to 33% (TUNING.md)
-  Welford w;
-  const int edge_col = kPeel && int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
-  float edge = 0;
-  if (kPeel && edge_col >= 0) {
-    edge = course::to_float(x[row * cols + edge_col]);
-    w = course::welford_of<1>(&edge);
-  }
-  for (int64_t p0 = threadIdx.x; p0 < num_packs; p0 += int64_t(kBlock) * kLoads) {
-    Pack<T, kPack> pk[kLoads];
-#pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const int64_t p = p0 + int64_t(u) * kBlock;
-      if (p < num_packs) pk[u] = course::load_pack<T, kPack>(xr + p * kPack);
-    }
-#pragma unroll
-    for (int u = 0; u < kLoads; ++u) {  // the same packs in the same order as one at a time
-      const int64_t p = p0 + int64_t(u) * kBlock;
-      if (p >= num_packs) break;
-      if constexpr (kCached) cache[p] = pk[u];
-      float v[kPack];
-      Convert::to_floats(pk[u], v);
-      w = course::welford_merge(w, course::welford_of<kPack>(v));
-    }
-  }
-  w = course::block_welford<kBlock>(w);
-  float mu, rs;
-  course::welford_finish(w, eps, &mu, &rs);
-  if (threadIdx.x == 0) {
-    mean[row] = mu;
-    rstd[row] = rs;
-  }
-  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // a thread's own packs: no barrier
-    float v[kPack];
-    Convert::to_floats(kCached ? cache[p] : course::load_pack<T, kPack>(xr + p * kPack), v);
-    if constexpr (kPeel) {
-      const int64_t col = pl.head + p * kPack;
-      normalize_pack<T, kPack, true>(v, load_pack_anywhere<T, kPack>(gamma + col),
-                                     load_pack_anywhere<T, kPack>(beta + col), mu, rs, yr + p * kPack);
-    } else {
-      normalize_pack<T, kPack>(v, gamma + p * kPack, beta + p * kPack, mu, rs, yr + p * kPack);
-    }
-  }
-  if (kPeel && edge_col >= 0)
-    normalize_pack<T, 1>(&edge, gamma + edge_col, beta + edge_col, mu, rs, y + row * cols + edge_col);
-}
-/// [block_kernel]
-
-template <typename T, int kPack, int kBlock, bool kCached, bool kPeel = false>
-auto block_kernel() {
-  return layer_norm_block_kernel<T, kPack, kBlock, kCached, kPeel>;
-}
-
-template <typename T, int kPack, int kBlock, bool kCached, bool kPeel = false>
-void launch_block(const course::Args& a, size_t smem, cudaStream_t stream, int phase = 0) {
-  course::allow_max_smem(block_kernel<T, kPack, kBlock, kCached, kPeel>());
-  layer_norm_block_kernel<T, kPack, kBlock, kCached, kPeel><<<unsigned(a.rows), kBlock, smem, stream>>>(
-      static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta), static_cast<T*>(a.y),
-      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.cols, a.eps, phase);
-  CUDA_CHECK_LAUNCH();
-}
-
-// Chapter 06's rule: among the block sizes that give each thread at least 4 packs (128 always
-// qualifies), the most resident threads per SM for this row's shared memory; ties to the larger.
-// kPeel and phase: the peeled kernels (layer_norm_block_kernel), for rows that are not whole packs.
-template <typename T, int kPack, bool kCached, bool kPeel = false>
-void dispatch_block(const course::Args& a, cudaStream_t stream, int phase = 0) {
-  const size_t smem = kCached ? size_t(a.cols) * sizeof(T) : 0;
-  const int64_t num_packs = a.cols / kPack;
-  auto usable = [&](int block) { return block == 128 || block * kMinPacksPerThread <= num_packs; };
-  const int t128 = course::resident_threads(block_kernel<T, kPack, 128, kCached, kPeel>(), 128, smem);
-  const int t256 = usable(256) ? course::resident_threads(block_kernel<T, kPack, 256, kCached, kPeel>(), 256, smem) : 0;
-  const int t512 = usable(512) ? course::resident_threads(block_kernel<T, kPack, 512, kCached, kPeel>(), 512, smem) : 0;
-  const int t1024 =
-      usable(1024) ? course::resident_threads(block_kernel<T, kPack, 1024, kCached, kPeel>(), 1024, smem) : 0;
-  const int best = std::max(std::max(t128, t256), std::max(t512, t1024));
-  course::require(best > 0, "cols = ", a.cols, ": no block size fits its shared memory on this GPU");
-  if (t1024 == best) return launch_block<T, kPack, 1024, kCached, kPeel>(a, smem, stream, phase);
-  if (t512 == best) return launch_block<T, kPack, 512, kCached, kPeel>(a, smem, stream, phase);
-  if (t256 == best) return launch_block<T, kPack, 256, kCached, kPeel>(a, smem, stream, phase);
-  launch_block<T, kPack, 128, kCached, kPeel>(a, smem, stream, phase);
 }
 
 // Every tensor the packs touch: x, y, gamma and beta must all be aligned to the pack.
