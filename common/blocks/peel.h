@@ -1,8 +1,9 @@
 /// Taught in chapter 12 (the production softmax); chapter 09's LayerNorm uses it too.
 /// @file peel.h
-/// @brief The peel. A row whose length is not a whole number of 16-byte packs starts,
-/// on every row but one in kPack, part-way into a pack; read whole, it could only be read one
-/// element at a time. Peeled, it is read in packs from its first pack boundary: its `head` before
+/// @brief The peel. Rows whose length is not a whole number of 16-byte packs start, most of
+/// them (all but one in kPack for an odd length), part-way into a pack; read whole, such a row
+/// could only be read one element at a time. Peeled, it is read in packs from its first pack
+/// boundary: its `head` before
 /// that boundary and its tail after the last whole pack (each under kPack elements) are read one
 /// element at a time, by as many threads. Host and device code: the kernels use it, and a unit
 /// test checks on the host that the packs and the edges cover every column once, each pack on a
