@@ -4,9 +4,9 @@
 /// them (all but one in kPack for an odd length), part-way into a pack; read whole, such a row
 /// could only be read one element at a time. Peeled, it is read in packs from its first pack
 /// boundary: its `head` before that boundary and its tail after the last whole pack (each under
-/// kPack elements) are read one element at a time, by as many threads. Host and device code: the kernels use it, and a unit
-/// test checks on the host that the packs and the edges cover every column once, each pack on a
-/// boundary (tests/unit/test_softmax_policy.cpp).
+/// kPack elements) are read one element at a time, by as many threads. Host and device code: the
+/// kernels use it, and a unit test checks on the host that the packs and the edges cover every
+/// column once, each pack on a boundary (tests/unit/test_softmax_policy.cpp).
 #pragma once
 
 #include <cstdint>
