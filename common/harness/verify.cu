@@ -48,6 +48,8 @@ std::vector<Case> suite_cases(const Variant& v, bool quick, bool large) {
     for (uint64_t seed : {1, 2, 3}) add(1823, 781, "odd rows, prime-ish cols", seed);
     add(3, 300007, "long rows");
     add(2, 1048583, "long rows");
+    add(1, 50257, "a vocabulary row (GPT-2's, odd)");  // sampling: one row of a vocabulary
+    add(1, 151936, "a vocabulary row");
   }
   FillSpec special;
   special.specials = true;

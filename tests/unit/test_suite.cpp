@@ -31,6 +31,15 @@ TEST(SuiteCases, ShapesInBothSuitesFullShapesInTheFullSuiteOnly) {
   EXPECT_FALSE(has(quick, 66, 120001));
 }
 
+// One row of a vocabulary (odd and even), in the full suite only, for kernels that take such rows.
+TEST(SuiteCases, VocabularyRowsInTheFullSuite) {
+  const auto any = variant(course::Limits{0, {}, "any cols"});
+  EXPECT_TRUE(has(course::suite_cases(any, false, false), 1, 50257));
+  EXPECT_TRUE(has(course::suite_cases(any, false, false), 1, 151936));
+  EXPECT_FALSE(has(course::suite_cases(any, true, false), 1, 50257));
+  EXPECT_FALSE(has(course::suite_cases(variant(course::Limits{4096, {}, "cols <= 4096"}), false, false), 1, 50257));
+}
+
 TEST(SuiteCases, ThresholdsAndLimitAtEveryOffset) {
   const auto v = variant(course::Limits{2048, {1024}, "cols <= 2048"});
   for (bool quick : {false, true}) {
