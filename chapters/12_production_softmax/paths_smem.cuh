@@ -111,6 +111,16 @@ constexpr int kSmemMinPacks = policy::smem_min_packs(kPack);
 // it keeps no exponential, so the fp32 cache buys nothing (16-bit at 3072 columns: 2.85-2.89
 // against 2.76-2.79 TB/s on the H100).
 // kPeel: the peeled kernel, for rows that are not a whole number of packs (phase: pick_phase).
+// The packs the block is sized for: the row's, or for a peeled fp32 row its fewest,
+// (cols - kPack + 1) / kPack (cols / kPack counts a pack that half the rows of 4097 columns do
+// not hold). H100: fp32 2049/4097 +14-18%, fused 2049-8193 +36-53%; 16-bit rows keep cols / kPack
+// (fused -6-12% at 16385/32769 with the fewest; TUNING.md).
+template <int kPack, bool kPeel>
+constexpr int64_t sized_packs(int64_t cols) {
+  constexpr bool kFewest = kPeel && kPack == 4;  // a peeled row's packs are 16 bytes: fp32
+  return kFewest ? (cols - kPack + 1) / kPack : cols / kPack;
+}
+
 template <typename C, int kPack, typename Load, typename Store, bool kPeel = false>
 auto smem_kernel_for() {
   return [](auto block) { return softmax_smem_kernel<C, Load, Store, kPack, decltype(block)::value, kPeel>; };
@@ -121,7 +131,8 @@ void launch_smem_as(const Load& load, const Store& store, int64_t rows, int64_t 
                     cudaStream_t stream) {
   const size_t smem = cache_bytes<C>(cols);
   auto kernel_for = smem_kernel_for<C, kPack, Load, Store, kPeel>();
-  course::with_occupancy_block(cols / kPack, kSmemMinPacks<kPack>, smem, kernel_for, [&](auto block) {
+  const int64_t packs = sized_packs<kPack, kPeel>(cols);
+  course::with_occupancy_block(packs, kSmemMinPacks<kPack>, smem, kernel_for, [&](auto block) {
     constexpr int kBlock = decltype(block)::value;
     kernel_for(block)<<<row_blocks(rows), kBlock, smem, stream>>>(load, store, rows, cols, log, phase);
     CUDA_CHECK_LAUNCH();
