@@ -151,4 +151,54 @@ double round_to_f16(double v) { return round_to_format(v, 10, -14, 15); }
 double round_to_bf16(double v) { return round_to_format(v, 7, -126, 127); }
 double round_to_f32(double v) { return round_to_format(v, 23, -126, 127); }
 
+void layer_norm_backward(const double* x, const double* dy, const double* gamma, const double* mean,
+                         const double* rstd, int64_t rows, int64_t cols, double* dx, double* dgamma, double* dbeta) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = x + r * cols;
+    const double* dyr = dy + r * cols;
+    const double mu = mean[r], rs = rstd[r];
+    double sum_g = 0, sum_gx = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      const double xhat = (xr[c] - mu) * rs, g = dyr[c] * gamma[c];
+      sum_g += g;
+      sum_gx += g * xhat;
+      dgamma[c] += dyr[c] * xhat;
+      dbeta[c] += dyr[c];
+    }
+    const double mean_g = sum_g / double(cols), mean_gx = sum_gx / double(cols);
+    for (int64_t c = 0; c < cols; ++c) {
+      const double xhat = (xr[c] - mu) * rs;
+      dx[r * cols + c] = rs * (dyr[c] * gamma[c] - mean_g - xhat * mean_gx);
+    }
+  }
+}
+
+void rms_norm(const double* x, const double* gamma, int64_t rows, int64_t cols, float eps, double* y, double* rstd) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = x + r * cols;
+    double ss = 0;
+    for (int64_t c = 0; c < cols; ++c) ss += xr[c] * xr[c];
+    const double rs = 1.0 / std::sqrt(ss / double(cols) + double(eps));
+    rstd[r] = rs;
+    for (int64_t c = 0; c < cols; ++c) y[r * cols + c] = xr[c] * rs * gamma[c];
+  }
+}
+
+void rms_norm_backward(const double* x, const double* dy, const double* gamma, const double* rstd, int64_t rows,
+                       int64_t cols, double* dx, double* dgamma) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = x + r * cols;
+    const double* dyr = dy + r * cols;
+    const double rs = rstd[r];
+    double sum_gx = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      const double xhat = xr[c] * rs;
+      sum_gx += dyr[c] * gamma[c] * xhat;
+      dgamma[c] += dyr[c] * xhat;
+    }
+    const double mean_gx = sum_gx / double(cols);
+    for (int64_t c = 0; c < cols; ++c) dx[r * cols + c] = rs * (dyr[c] * gamma[c] - xr[c] * rs * mean_gx);
+  }
+}
+
 }  // namespace course::ref

@@ -30,6 +30,21 @@ void log_softmax_backward(const double* y, const double* dy, int64_t rows, int64
 void layer_norm(const double* x, const double* gamma, const double* beta, int64_t rows, int64_t cols, float eps,
                 double* y, double* mean, double* rstd);
 
+/// LayerNorm backward from the forward's saved per-row mean and rstd: with xhat = (x - mean) * rstd
+/// and g = dy * gamma, dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row; the column sums
+/// of dy * xhat and of dy over these rows are ADDED to dgamma and dbeta (cols each), so that row
+/// chunks accumulate into one sum.
+void layer_norm_backward(const double* x, const double* dy, const double* gamma, const double* mean,
+                         const double* rstd, int64_t rows, int64_t cols, double* dx, double* dgamma, double* dbeta);
+
+/// RMSNorm: y = x * rstd * gamma, rstd = 1 / sqrt(mean(x^2) + eps) per row (saved).
+void rms_norm(const double* x, const double* gamma, int64_t rows, int64_t cols, float eps, double* y, double* rstd);
+
+/// RMSNorm backward from the saved rstd: with xhat = x * rstd and g = dy * gamma,
+/// dx = rstd * (g - xhat * mean(g * xhat)) per row; the column sums of dy * xhat are ADDED to dgamma.
+void rms_norm_backward(const double* x, const double* dy, const double* gamma, const double* rstd, int64_t rows,
+                       int64_t cols, double* dx, double* dgamma);
+
 /// ReduceScale: y = x / max(|x|) per row (PyTorch: `x / x.abs().amax(1, keepdim=True)`).
 void reduce_scale(const double* x, int64_t rows, int64_t cols, double* y);
 

@@ -209,3 +209,88 @@ TEST(Reference, RoundToF16AgreesWithCudaHostConversion) {
     ASSERT_EQ(ref::round_to_bf16(f), double(__bfloat162float(__float2bfloat16_rn(f)))) << f;
   }
 }
+
+// The norms' backward against central differences of their forward references: L = sum(dy * y),
+// so dL/dx, dL/dgamma and dL/dbeta are what the backward must give, with mean and rstd recomputed
+// from the perturbed x (the backward's formula includes their dependence on x).
+namespace {
+std::vector<double> lcg_values(size_t n, uint32_t seed) {
+  std::vector<double> v(n);
+  for (auto& e : v) {
+    seed = seed * 1664525u + 1013904223u;
+    e = double(seed >> 8) / double(1u << 24) * 4.0 - 2.0;
+  }
+  return v;
+}
+}  // namespace
+
+TEST(Reference, LayerNormBackwardMatchesCentralDifferences) {
+  const int64_t rows = 3, cols = 7;
+  const float eps = 1e-5f;
+  std::vector<double> x = lcg_values(rows * cols, 1), dy = lcg_values(rows * cols, 2), gamma = lcg_values(cols, 3),
+                      beta = lcg_values(cols, 4);
+  auto loss = [&](const std::vector<double>& xx, const std::vector<double>& g, const std::vector<double>& b) {
+    std::vector<double> y(rows * cols), m(rows), r(rows);
+    ref::layer_norm(xx.data(), g.data(), b.data(), rows, cols, eps, y.data(), m.data(), r.data());
+    double l = 0;
+    for (int64_t i = 0; i < rows * cols; ++i) l += dy[i] * y[i];
+    return l;
+  };
+  std::vector<double> y(rows * cols), mean(rows), rstd(rows), dx(rows * cols), dgamma(cols, 0.0), dbeta(cols, 0.0);
+  ref::layer_norm(x.data(), gamma.data(), beta.data(), rows, cols, eps, y.data(), mean.data(), rstd.data());
+  ref::layer_norm_backward(x.data(), dy.data(), gamma.data(), mean.data(), rstd.data(), rows, cols, dx.data(),
+                           dgamma.data(), dbeta.data());
+  const double h = 1e-6;
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    auto xp = x, xm = x;
+    xp[i] += h, xm[i] -= h;
+    EXPECT_NEAR(dx[i], (loss(xp, gamma, beta) - loss(xm, gamma, beta)) / (2 * h), 1e-6) << "dx " << i;
+  }
+  for (int64_t c = 0; c < cols; ++c) {
+    auto gp = gamma, gm = gamma, bp = beta, bm = beta;
+    gp[c] += h, gm[c] -= h, bp[c] += h, bm[c] -= h;
+    EXPECT_NEAR(dgamma[c], (loss(x, gp, beta) - loss(x, gm, beta)) / (2 * h), 1e-6) << "dgamma " << c;
+    EXPECT_NEAR(dbeta[c], (loss(x, gamma, bp) - loss(x, gamma, bm)) / (2 * h), 1e-6) << "dbeta " << c;
+  }
+  // Row chunks accumulate: rows 0 and 1-2 in two calls give the same column sums.
+  std::vector<double> dx2(rows * cols), dgamma2(cols, 0.0), dbeta2(cols, 0.0);
+  ref::layer_norm_backward(x.data(), dy.data(), gamma.data(), mean.data(), rstd.data(), 1, cols, dx2.data(),
+                           dgamma2.data(), dbeta2.data());
+  ref::layer_norm_backward(x.data() + cols, dy.data() + cols, gamma.data(), mean.data() + 1, rstd.data() + 1, 2, cols,
+                           dx2.data() + cols, dgamma2.data(), dbeta2.data());
+  for (int64_t c = 0; c < cols; ++c) {
+    EXPECT_NEAR(dgamma2[c], dgamma[c], 1e-12);
+    EXPECT_NEAR(dbeta2[c], dbeta[c], 1e-12);
+  }
+}
+
+TEST(Reference, RmsNormAndItsBackwardMatchCentralDifferences) {
+  const int64_t rows = 3, cols = 7;
+  const float eps = 1e-5f;
+  std::vector<double> x = lcg_values(rows * cols, 5), dy = lcg_values(rows * cols, 6), gamma = lcg_values(cols, 7);
+  std::vector<double> y(rows * cols), rstd(rows), dx(rows * cols), dgamma(cols, 0.0);
+  ref::rms_norm(x.data(), gamma.data(), rows, cols, eps, y.data(), rstd.data());
+  double ss = 0;  // row 0 by hand
+  for (int64_t c = 0; c < cols; ++c) ss += x[c] * x[c];
+  EXPECT_NEAR(rstd[0], 1.0 / std::sqrt(ss / cols + double(eps)), 1e-15);
+  EXPECT_NEAR(y[3], x[3] * rstd[0] * gamma[3], 1e-15);
+  auto loss = [&](const std::vector<double>& xx, const std::vector<double>& g) {
+    std::vector<double> yy(rows * cols), r(rows);
+    ref::rms_norm(xx.data(), g.data(), rows, cols, eps, yy.data(), r.data());
+    double l = 0;
+    for (int64_t i = 0; i < rows * cols; ++i) l += dy[i] * yy[i];
+    return l;
+  };
+  ref::rms_norm_backward(x.data(), dy.data(), gamma.data(), rstd.data(), rows, cols, dx.data(), dgamma.data());
+  const double h = 1e-6;
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    auto xp = x, xm = x;
+    xp[i] += h, xm[i] -= h;
+    EXPECT_NEAR(dx[i], (loss(xp, gamma) - loss(xm, gamma)) / (2 * h), 1e-6) << "dx " << i;
+  }
+  for (int64_t c = 0; c < cols; ++c) {
+    auto gp = gamma, gm = gamma;
+    gp[c] += h, gm[c] -= h;
+    EXPECT_NEAR(dgamma[c], (loss(x, gp) - loss(x, gm)) / (2 * h), 1e-6) << "dgamma " << c;
+  }
+}
