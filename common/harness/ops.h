@@ -32,6 +32,10 @@ enum class Op {
   log_softmax_backward,  ///< dx = dy - exp(y) * sum(dy) over each row: Args x = y, dy -> y = dx
   scale_mask_softmax,    ///< y = softmax(mask ? -inf : x * alpha) over each row (x * alpha rounded to fp32);
                          ///< Args b = the mask, u8 (nonzero: masked), rows x cols
+  layer_norm_backward,   ///< dx per row, dgamma and dbeta summed over every row, from x, dy, gamma and the
+                         ///< forward's saved mean and rstd (Args saved_mean, saved_rstd, fp32)
+  rms_norm,              ///< y = x * rstd * gamma over each row; rstd per row (fp32)
+  rms_norm_backward,     ///< dx per row, dgamma summed over every row, from x, dy, gamma and saved rstd
 };
 
 /// Everything a launcher may need. Which fields an operation uses is listed by op_spec(); unused
@@ -50,6 +54,10 @@ struct Args {
   void* rstd = nullptr;         ///< LayerNorm: per-row 1 / sqrt(var + eps), fp32, rows elements
   float eps = 1e-5f;            ///< LayerNorm (PyTorch's default)
   float alpha = 1.0f;           ///< scale, scale_mask_softmax: the factor
+  const void* saved_mean = nullptr;  ///< norm backward: the forward's per-row mean, fp32
+  const void* saved_rstd = nullptr;  ///< norm backward: the forward's per-row rstd, fp32
+  void* dgamma = nullptr;       ///< norm backward: the gradient of gamma, fp32, cols elements
+  void* dbeta = nullptr;        ///< LayerNorm backward: the gradient of beta, fp32, cols elements
   void* workspace = nullptr;    ///< scratch memory, as many bytes as the variant asked for
   size_t workspace_bytes = 0;
 };
@@ -59,6 +67,7 @@ enum class Extent {
   matrix,   ///< rows x cols
   per_col,  ///< cols (gamma, beta)
   per_row,  ///< rows (mean, rstd)
+  col_sum,  ///< cols, each a sum over every row (a norm's dgamma, dbeta): an output only
 };
 
 /// Where a tensor goes in Args (a pointer to member).

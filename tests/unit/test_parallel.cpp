@@ -105,7 +105,7 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 const Op kOps[] = {Op::copy,          Op::softmax,          Op::log_softmax,          Op::reduce_scale,
                    Op::layer_norm,    Op::relu,             Op::gelu,                 Op::scale,
                    Op::mul,           Op::fma,              Op::cast_to_f32,          Op::cast_from_f32,
-                   Op::softmax_backward, Op::log_softmax_backward, Op::scale_mask_softmax};
+                   Op::softmax_backward, Op::log_softmax_backward, Op::scale_mask_softmax, Op::rms_norm};
 
 TEST(Parallel, ReferenceOnThreadsEqualsOneThread) {
   // 211 x 977 elements: about six chunks of the reference's grain, so four threads all work; and
@@ -123,6 +123,34 @@ TEST(Parallel, ReferenceOnThreadsEqualsOneThread) {
               << course::op_name(op) << " output " << k << " element " << i << ": " << one.out[k][i] << " vs "
               << many.out[k][i];
     }
+}
+
+// The norms' backward: dx on threads equals one thread bit for bit; the column sums over every row
+// (Extent::col_sum) are added chunk by chunk, so they equal one thread's up to the order of the
+// additions: within 1e-12 of the sum of the magnitudes.
+TEST(Parallel, ColumnSumsOnThreadsMatchOneThread) {
+  for (Op op : {Op::layer_norm_backward, Op::rms_norm_backward}) {
+    const int64_t rows = 5000, cols = 16;  // the grain is 2048 rows of 16: three chunks on four threads
+    Tensors one = make_tensors(op, rows, cols, 7), many = make_tensors(op, rows, cols, 7);
+    for (auto* t : {&one, &many}) {  // finite inputs, a positive rstd
+      for (auto& v : t->in)
+        for (double& x : v) x = std::isfinite(x) ? x : 0.5;
+      for (double& x : t->in.back()) x = std::fabs(x) + 0.1;
+      for (auto& v : t->out) std::fill(v.begin(), v.end(), 0.0);  // reference() adds the column sums
+    }
+    course::Args a;
+    course::reference(op, one.in_ptr, rows, cols, one.out_ptr, a);
+    course::reference_parallel(op, many.in_ptr, rows, cols, many.out_ptr, a, 4);
+    const course::OpSpec& spec = course::op_spec(op);
+    for (size_t k = 0; k < one.out.size(); ++k)
+      for (size_t i = 0; i < one.out[k].size(); ++i) {
+        if (spec.outputs[k].extent == course::Extent::col_sum)
+          EXPECT_NEAR(many.out[k][i], one.out[k][i], 1e-12 * (1.0 + std::fabs(one.out[k][i])) * double(rows))
+              << course::op_name(op) << " output " << k << " col " << i;
+        else
+          ASSERT_TRUE(same_bits(one.out[k][i], many.out[k][i])) << course::op_name(op) << " output " << k;
+      }
+  }
 }
 
 // The reference's outputs, with `got` made from them as a kernel of storage type t would give
