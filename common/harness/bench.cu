@@ -103,7 +103,8 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
   try {
     const double bytes = double(bytes_moved(v.op, rows, cols, v.dtype));
     // Every tensor of the operation, at `offset` elements into its own buffer, each input from its
-    // own seed with normal(0, 1) values (LayerNorm's gamma + 1); with --input-fill outliers, x has
+    // own seed with normal(0, 1) values (LayerNorm's gamma + 1) or, for a norm backward's saved mean
+    // and rstd, computed from x on the host (fill_derived_inputs); with --input-fill outliers, x has
     // the suite's outliers (about 1 value in 61 x 20). Which values matters at a few MB per tensor,
     // and to some peers at every size (docs/harness.md, "What the inputs hold").
     // The tensors are taken from the arena (see Arena), at the same place for every benchmark.
@@ -121,10 +122,13 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
     Args a;
     a.rows = rows;
     a.cols = cols;
+    std::vector<void*> in_ptrs;
     for (size_t k = 0; k < spec.inputs.size(); ++k) {
       const InputSpec& t = spec.inputs[k];
       void* p = view(t.extent, t.elem);
       a.*(t.slot) = p;
+      in_ptrs.push_back(p);
+      if (t.source != Source::fill) continue;  // derived from x, below
       FillSpec f;
       f.seed = 1 + k;
       f.outliers = k == 0 && ctx.outliers;
@@ -134,6 +138,8 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
       else
         fill(p, tensor_dtype(t.elem, v.dtype), 1, extent_elems(t.extent, rows, cols), f, ctx.stream);
     }
+    // A norm backward's saved mean and rstd: x's, as the forward saves them (the suite's too).
+    fill_derived_inputs(v.op, v.dtype, rows, cols, a.eps, in_ptrs, ctx.stream);
     for (size_t k = 0; k < spec.outputs.size(); ++k) {
       const OutputSpec& t = spec.outputs[k];
       a.*(t.slot) = in_place && k == 0 ? const_cast<void*>(a.x) : view(t.extent, t.elem);
@@ -228,9 +234,11 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   size_t free_b, total_b;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   int registered = 0, skipped = 0;
+  bool derived_inputs = false;  // a selected variant's inputs include a norm backward's saved statistics
   for (const Variant& v : ch.variants()) {
     if (!v.selected_by(opt.kernel)) continue;
     if (opt.dtype && *opt.dtype != v.dtype) continue;
+    for (const InputSpec& t : op_spec(v.op).inputs) derived_inputs = derived_inputs || t.source != Source::fill;
     for (const Sweep& sw : sweeps) {
       for (int64_t rows : sw.rows) {
         for (int64_t cols : sw.cols) {
@@ -301,9 +309,11 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
                                                    std::to_string(ctx.iterations));
   // What the timed tensors hold: at a few MB per tensor the values moved change the time (docs/harness.md,
   // "What the inputs hold"), so each result says which ones it moved.
-  benchmark::AddCustomContext("input_fill", opt.outliers ? "outliers: first input normal(0, 1), about 1 value in 61 x 20; "
+  // A norm backward's saved mean and rstd are x's (fill_derived_inputs), whichever fill x has.
+  benchmark::AddCustomContext("input_fill", std::string(opt.outliers ? "outliers: first input normal(0, 1), about 1 value in 61 x 20; "
                                                           "other inputs normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's"
-                                                        : "normal: every input normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's");
+                                                        : "normal: every input normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's") +
+                                                (derived_inputs ? "; a norm backward's saved mean and rstd computed from x" : ""));
   benchmark::AddCustomContext("sweep", opt.rows ? "single" : opt.quick ? "quick" : opt.shapes ? "shapes" : "standard");
   benchmark::AddCustomContext("skipped_for_memory", std::to_string(skipped));
   std::printf("copy line: %.0f GB/s (cudaMemcpy device-to-device, %s)\n", copy_bps / 1e9,

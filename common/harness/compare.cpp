@@ -66,8 +66,12 @@ std::string describe(const CompareResult& r) {
   std::ostringstream s;
   char buf[160];
   for (const auto& m : r.first) {
-    std::snprintf(buf, sizeof buf, "    row %lld, col %lld: got %.9g, expected %.9g\n", static_cast<long long>(m.row),
-                  static_cast<long long>(m.col), m.got, m.expected);
+    if (m.row < 0)  // a column sum over every row (compare_col_sum)
+      std::snprintf(buf, sizeof buf, "    col %lld (sum over every row): got %.9g, expected %.9g\n",
+                    static_cast<long long>(m.col), m.got, m.expected);
+    else
+      std::snprintf(buf, sizeof buf, "    row %lld, col %lld: got %.9g, expected %.9g\n", static_cast<long long>(m.row),
+                    static_cast<long long>(m.col), m.got, m.expected);
     s << buf;
   }
   if (r.failed > static_cast<int64_t>(r.first.size()))

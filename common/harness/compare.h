@@ -30,7 +30,7 @@ Tolerance tolerance_for(DType t, double magnitude = 1.0);
 
 /// One element that failed.
 struct Mismatch {
-  int64_t row;
+  int64_t row;  ///< -1: a column sum over every row
   int64_t col;
   double got;
   double expected;
@@ -61,7 +61,8 @@ CompareResult compare(const double* got, const double* ref, int64_t rows, int64_
 /// Merges b into a (a's first mismatches come first).
 void merge(CompareResult& a, const CompareResult& b, int max_report = 8);
 
-/// "row 3, col 17: got nan, expected 0.0123" lines, one per mismatch.
+/// "row 3, col 17: got nan, expected 0.0123" lines, one per mismatch ("col 17 (sum over every
+/// row): ..." for row -1).
 std::string describe(const CompareResult& r);
 
 }  // namespace course

@@ -12,6 +12,7 @@
 #include "harness/device.h"
 #include "harness/errors.h"
 #include "harness/launch_math.h"
+#include "harness/parallel.h"
 
 namespace course {
 
@@ -64,9 +65,15 @@ __global__ void fill_kernel(T* p, int64_t rows, int64_t cols, FillSpec spec) {
     uint64_t h = splitmix64(spec.seed * 0x632BE59BD9B4E019ull + uint64_t(i));
     float u1 = (float((h >> 40) & 0xFFFFFF) + 0.5f) * (1.0f / 16777216.0f);
     float u2 = float((h >> 16) & 0xFFFFFF) * (1.0f / 16777216.0f);
-    float v = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);  // Box-Muller: normal(0, 1)
+    const float z = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);  // Box-Muller: normal(0, 1)
+    float v = z;
     if (spec.outliers && (h & 0xFFFF) % 61 == 0) v *= 20.0f;
     v = v * spec.scale + spec.shift;
+    if (spec.norm_rows) {
+      const int64_t r = i / cols;
+      if (r % 4 == 1) v = 10000.0f + z;  // a large mean against a spread of 1
+      if (r % 4 == 2) v = 1.5f;          // zero variance: rstd = 1 / sqrt(eps)
+    }
     if (spec.specials) {
       const int64_t r = i / cols, c = i % cols;
       const int64_t keep = int64_t(splitmix64(spec.seed + uint64_t(r)) % uint64_t(cols));
@@ -122,6 +129,37 @@ void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cu
       break;
   }
   CUDA_CHECK_LAUNCH();
+}
+
+void fill_derived_inputs(Op op, DType t, int64_t rows, int64_t cols, float eps, const std::vector<void*>& in,
+                         cudaStream_t s) {
+  const OpSpec& spec = op_spec(op);
+  std::vector<size_t> derived;  // which inputs, and each one's values (fp32, as the forward stores them)
+  for (size_t k = 0; k < spec.inputs.size(); ++k)
+    if (spec.inputs[k].source != Source::fill) derived.push_back(k);
+  if (derived.empty() || rows * cols == 0) return;
+  std::vector<std::vector<float>> stat(derived.size(), std::vector<float>(static_cast<size_t>(rows)));
+  const DType xt = tensor_dtype(spec.inputs[0].elem, t);
+  const int es = dtype_size(xt);
+  const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 24) / cols);
+  std::vector<char> raw;
+  std::vector<double> x, v;
+  CUDA_CHECK(cudaStreamSynchronize(s));  // x is filled
+  for (int64_t b = 0; b < rows; b += chunk) {
+    const int64_t n = std::min(chunk, rows - b);
+    raw.resize(static_cast<size_t>(n * cols * es));
+    CUDA_CHECK(cudaMemcpy(raw.data(), static_cast<const char*>(in[0]) + b * cols * es, raw.size(),
+                          cudaMemcpyDeviceToHost));
+    x.resize(static_cast<size_t>(n * cols));
+    v.resize(static_cast<size_t>(n));
+    parallel_for(n * cols, [&](int64_t i) { x[i] = load_as_double(raw.data(), xt, i); });
+    for (size_t d = 0; d < derived.size(); ++d) {
+      saved_row_stat(op, spec.inputs[derived[d]].source, x.data(), n, cols, eps, v.data());
+      for (int64_t i = 0; i < n; ++i) stat[d][size_t(b + i)] = static_cast<float>(v[size_t(i)]);  // exact: fp32 values
+    }
+  }
+  for (size_t d = 0; d < derived.size(); ++d)
+    CUDA_CHECK(cudaMemcpy(in[derived[d]], stat[d].data(), stat[d].size() * sizeof(float), cudaMemcpyHostToDevice));
 }
 
 void poison(void* p, size_t bytes, uint8_t pattern, cudaStream_t s) {

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "harness/dtype.h"
+#include "harness/ops.h"
 
 namespace course {
 
@@ -39,14 +41,24 @@ struct FillSpec {
   float shift = 0.0f;
   bool outliers = true;   ///< about 1 element in 61 multiplied by 20, so softmax is not flat
   bool specials = false;  ///< special rows (see fill())
+  bool norm_rows = false;  ///< a norm's hard rows, without special values (see fill())
 };
 
 /// Fills rows x cols elements of type t at p, on the device, from spec.
 /// With specials, row r gets, by r % 8: 0 random; 1 all -inf; 2 one +inf; 3 one NaN;
 /// 4 about half -inf (masking, one column kept finite); 5 constant; 6 shifted by +1000;
-/// 7 scaled by 30. A u8 tensor is a mask (1: masked): a quarter of the elements at random,
-/// every 11th row from row 3 fully masked, every 11th from row 7 all but one element masked.
+/// 7 scaled by 30. With norm_rows, row r gets, by r % 4: 1 a large mean, 1e4 + normal(0, 1);
+/// 2 constant (zero variance); 0 and 3 as without. A u8 tensor is a mask (1: masked): a quarter of
+/// the elements at random, every 11th row from row 3 fully masked, every 11th from row 7 all but
+/// one element masked.
 void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cudaStream_t s);
+
+/// Fills the inputs that op_spec(op) derives from x (Source: a norm backward's saved mean and
+/// rstd), x already filled: `in` holds the device pointers of every input, in op_spec order. x is
+/// read back a chunk of rows at a time and each row's statistic computed on the host
+/// (saved_row_stat: in double, rounded to fp32), as the forward would have saved it.
+void fill_derived_inputs(Op op, DType t, int64_t rows, int64_t cols, float eps, const std::vector<void*>& in,
+                         cudaStream_t s);
 
 /// Sets `bytes` bytes at p to `pattern` (0xFF is NaN in every dtype: an unwritten element
 /// then fails the comparison).

@@ -58,7 +58,8 @@ bool check_op_args(const Args& a, Op op, int64_t max_cols, const char* limit_tex
   if (!check_rowwise_args(a, max_cols, limit_text)) return false;
   const OpSpec& spec = op_spec(op);
   for (const InputSpec& t : spec.inputs)
-    require(a.*(t.slot) != nullptr, op_name(op), ": input '", t.name, "' is null");
+    require(a.*(t.slot) != nullptr, op_name(op), ": input '", t.name, "' is null",
+            t.source == Source::fill ? "" : " (the forward's saved per-row statistic, fp32, rows elements)");
   for (const OutputSpec& t : spec.outputs)
     require(a.*(t.slot) != nullptr, op_name(op), ": output '", t.name, "' is null");
   return true;

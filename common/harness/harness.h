@@ -88,7 +88,9 @@ bool check_rowwise_args(const Args& a, int64_t max_cols = 0, const char* limit_t
 bool check_block_per_row_args(const Args& a, int64_t max_cols = 0, const char* limit_text = nullptr);
 
 /// check_rowwise_args, then every tensor that op_spec(op) names must be non-null (the message
-/// names it). Returns false when there is nothing to do (rows == 0).
+/// names it, and says so of a norm backward's saved mean or rstd). Every tensor's size follows from
+/// rows and cols (op_spec's extents), so no two can disagree. Returns false when there is nothing
+/// to do (rows == 0).
 bool check_op_args(const Args& a, Op op, int64_t max_cols = 0, const char* limit_text = nullptr);
 
 /// Benchmark shapes: every `rows` x `cols` pair, for each registered dtype.

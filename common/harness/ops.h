@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "harness/compare.h"
@@ -81,12 +82,21 @@ enum class Elem {
   u8,       ///< a byte per element (a mask)
 };
 
-/// One input of an operation: where it goes in Args, its length, and its element type.
+/// Where an input's values come from.
+enum class Source {
+  fill,        ///< drawn from a seed (device.h: fill)
+  saved_mean,  ///< the forward's per-row mean of x, as it saves it (saved_row_stat)
+  saved_rstd,  ///< the forward's per-row rstd of x (LayerNorm's or RMSNorm's, by the operation)
+};
+
+/// One input of an operation: where it goes in Args, its length, its element type, and whether
+/// it is drawn or derived from x (a norm backward's saved statistics must be x's).
 struct InputSpec {
   const char* name;
   InputSlot slot;
   Extent extent;
   Elem elem;
+  Source source = Source::fill;
 };
 
 /// One output of an operation, likewise.
@@ -132,6 +142,12 @@ void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_
 void reference_parallel(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
                         const std::vector<double*>& out, const Args& a, int threads = host_threads());
 
+/// A derived input (`s` not Source::fill) of `op` for `rows` rows of x (widened to double): each
+/// row's statistic as the forward computes it (ref::layer_norm_stats, ref::rms_norm_rstd, in
+/// double with the fp32 `eps`), rounded to fp32 as the forward stores it. NaN where the forward
+/// gives NaN. Throws std::invalid_argument for an input that is not derived.
+void saved_row_stat(Op op, Source s, const double* x, int64_t rows, int64_t cols, float eps, double* out);
+
 /// The comparison's tolerance for output `output` (op_spec order) stored as `t`.
 Tolerance op_tolerance(Op op, DType t, int output = 0);
 
@@ -141,6 +157,36 @@ Tolerance op_tolerance(Op op, DType t, int output = 0);
 /// implementation loses those bits).
 Tolerance op_row_tolerance(Op op, DType t, int output, const std::vector<const double*>& in,
                            const std::vector<double*>& ref, int64_t r, int64_t cols);
+
+/// The tolerance of an fp32 column sum over `rows` rows (Extent::col_sum) whose terms' magnitudes
+/// add up to `magnitude` (the sum of |term| over the column, ColumnSums::magnitude): an absolute
+/// bound of (8 + 8 sqrt(rows)) fp32 units of roundoff times `magnitude` (ops.cpp says why).
+Tolerance col_sum_tolerance(double magnitude, int64_t rows);
+
+/// The float64 column sums of an operation's Extent::col_sum outputs, and the magnitude of each
+/// (the sum of |term| over every row: what col_sum_tolerance scales with). Indexed by output in
+/// op_spec order; empty for the outputs that are not column sums.
+struct ColumnSums {
+  std::vector<std::vector<double>> sum;
+  std::vector<std::vector<double>> magnitude;
+};
+
+/// The inputs of rows [begin, end) widened to double, in op_spec order: matrix inputs
+/// (end - begin) x cols, per-row inputs end - begin elements, per-column inputs all cols.
+using RowChunkFetch = std::function<std::vector<std::vector<double>>(int64_t begin, int64_t end)>;
+
+/// The column sums of `op` over all `rows` rows without holding the tensors whole: `fetch` gives
+/// `chunk_rows` rows at a time (fewer at the end), reference_parallel sums each chunk, and the
+/// chunks' sums are added in row order, in double. The magnitudes are summed the same way. A
+/// chunk of the wrong size throws std::invalid_argument naming the input.
+ColumnSums column_sums_streamed(Op op, int64_t rows, int64_t cols, const Args& a, int64_t chunk_rows,
+                                const RowChunkFetch& fetch, int threads = host_threads());
+
+/// Column-sum output `output` (cols elements, fp32) against its float64 reference `want`, each
+/// column under col_sum_tolerance(magnitude[col], rows); a mismatch is reported with row -1 (a sum
+/// over every row).
+CompareResult compare_col_sum(const double* got, const double* want, const double* magnitude, int64_t rows,
+                              int64_t cols);
 
 /// The value v as stored in type t: rounded once to nearest even (f32, f16, bf16); u8 as is.
 double round_to_type(DType t, double v);
@@ -153,7 +199,7 @@ double round_to_type(DType t, double v);
 /// the reference as the output type holds it (a finite value past the type's range is +-inf
 /// there). The work is split over `threads` host threads in chunks of whole rows (of elements,
 /// for an elementwise operation) and merged in order: the same result, first mismatches
-/// included, as one thread.
+/// included, as one thread. Not for a column sum (compare_col_sum): std::invalid_argument.
 CompareResult compare_output(Op op, DType t, int output, const std::vector<const double*>& in,
                              const std::vector<double*>& ref, const double* got, int64_t rows, int64_t cols,
                              const int64_t* row_ids, int threads = host_threads());

@@ -99,27 +99,30 @@ void log_softmax_backward(const double* y, const double* dy, int64_t rows, int64
   }
 }
 
+void layer_norm_stats(const double* x, int64_t cols, float eps, double* mean, double* rstd) {
+  bool finite = true;
+  for (int64_t j = 0; j < cols; ++j) finite = finite && std::isfinite(x[j]);
+  if (!finite) {  // inf - inf inside any mean/variance update: NaN, as in PyTorch
+    *mean = *rstd = kNaN;
+    return;
+  }
+  double m = 0;
+  for (int64_t j = 0; j < cols; ++j) m += x[j];
+  m /= static_cast<double>(cols);
+  double var = 0;  // two passes in double: exact enough to judge fp32 Welford
+  for (int64_t j = 0; j < cols; ++j) var += (x[j] - m) * (x[j] - m);
+  var /= static_cast<double>(cols);
+  if (var < 0) var = 0;
+  *mean = m;
+  *rstd = 1.0 / std::sqrt(var + static_cast<double>(eps));
+}
+
 void layer_norm(const double* x, const double* gamma, const double* beta, int64_t rows, int64_t cols, float eps,
                 double* y, double* mean, double* rstd) {
   for (int64_t r = 0; r < rows; ++r) {
     const double* xr = x + r * cols;
-    bool finite = true;
-    for (int64_t j = 0; j < cols; ++j) finite = finite && std::isfinite(xr[j]);
-    if (!finite) {  // inf - inf inside any mean/variance update: NaN everywhere, as in PyTorch
-      mean[r] = rstd[r] = kNaN;
-      for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = kNaN;
-      continue;
-    }
-    double m = 0;
-    for (int64_t j = 0; j < cols; ++j) m += xr[j];
-    m /= static_cast<double>(cols);
-    double var = 0;  // two passes in double: exact enough to judge fp32 Welford
-    for (int64_t j = 0; j < cols; ++j) var += (xr[j] - m) * (xr[j] - m);
-    var /= static_cast<double>(cols);
-    if (var < 0) var = 0;
-    double rs = 1.0 / std::sqrt(var + static_cast<double>(eps));
-    mean[r] = m;
-    rstd[r] = rs;
+    layer_norm_stats(xr, cols, eps, &mean[r], &rstd[r]);
+    const double m = mean[r], rs = rstd[r];  // NaN for a row with an infinity or a NaN: NaN y
     for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = (xr[j] - m) * rs * gamma[j] + beta[j];
   }
 }
@@ -173,12 +176,16 @@ void layer_norm_backward(const double* x, const double* dy, const double* gamma,
   }
 }
 
+double rms_norm_rstd(const double* x, int64_t cols, float eps) {
+  double ss = 0;
+  for (int64_t c = 0; c < cols; ++c) ss += x[c] * x[c];
+  return 1.0 / std::sqrt(ss / double(cols) + double(eps));
+}
+
 void rms_norm(const double* x, const double* gamma, int64_t rows, int64_t cols, float eps, double* y, double* rstd) {
   for (int64_t r = 0; r < rows; ++r) {
     const double* xr = x + r * cols;
-    double ss = 0;
-    for (int64_t c = 0; c < cols; ++c) ss += xr[c] * xr[c];
-    const double rs = 1.0 / std::sqrt(ss / double(cols) + double(eps));
+    const double rs = rms_norm_rstd(xr, cols, eps);
     rstd[r] = rs;
     for (int64_t c = 0; c < cols; ++c) y[r * cols + c] = xr[c] * rs * gamma[c];
   }

@@ -30,6 +30,10 @@ void log_softmax_backward(const double* y, const double* dy, int64_t rows, int64
 void layer_norm(const double* x, const double* gamma, const double* beta, int64_t rows, int64_t cols, float eps,
                 double* y, double* mean, double* rstd);
 
+/// LayerNorm's statistics of one row of `cols` elements, as layer_norm() computes them: the mean and
+/// 1 / sqrt(var + eps); both NaN for a row holding an infinity or a NaN.
+void layer_norm_stats(const double* x, int64_t cols, float eps, double* mean, double* rstd);
+
 /// LayerNorm backward from the forward's saved per-row mean and rstd: with xhat = (x - mean) * rstd
 /// and g = dy * gamma, dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) per row; the column sums
 /// of dy * xhat and of dy over these rows are ADDED to dgamma and dbeta (cols each), so that row
@@ -39,6 +43,10 @@ void layer_norm_backward(const double* x, const double* dy, const double* gamma,
 
 /// RMSNorm: y = x * rstd * gamma, rstd = 1 / sqrt(mean(x^2) + eps) per row (saved).
 void rms_norm(const double* x, const double* gamma, int64_t rows, int64_t cols, float eps, double* y, double* rstd);
+
+/// RMSNorm's rstd of one row of `cols` elements, as rms_norm() computes it: 1 / sqrt(mean(x^2) + eps)
+/// (0 for a row holding an infinity, NaN for one holding a NaN: IEEE arithmetic, as PyTorch's).
+double rms_norm_rstd(const double* x, int64_t cols, float eps);
 
 /// RMSNorm backward from the saved rstd: with xhat = x * rstd and g = dy * gamma,
 /// dx = rstd * (g - xhat * mean(g * xhat)) per row; the column sums of dy * xhat are ADDED to dgamma.

@@ -56,6 +56,20 @@ std::vector<Case> suite_cases(const Variant& v, bool quick, bool large) {
   add(40, 37, "special values: -inf/+inf/NaN/masked/constant/shifted rows", 7, 0, special);
   add(24, 1024, "special values", 8, 0, special);
   if (!quick) add(16, 4099, "special values", 9, 0, special);
+  // The norms of issue #42 (RMSNorm, the norms' backward): rows of a large mean, x = 1e4 + N(0, 1),
+  // and constant rows (zero variance), without special values so that the column sums over every
+  // row stay finite; and many rows of 64 columns, long column sums, past 2^24 elements in the
+  // full suite (dx sampled, the column sums over every row read back a chunk at a time).
+  if (v.op == Op::rms_norm || v.op == Op::rms_norm_backward || v.op == Op::layer_norm_backward) {
+    FillSpec norm;
+    norm.norm_rows = true;
+    add(32, 1000, "norm rows: mean 1e4 + N(0, 1), constant (zero variance)", 11, 0, norm);
+    add(17, 4099, "norm rows, misaligned view", 12, 3, norm);
+    if (!quick) {
+      add(100003, 64, "column sums over 100003 rows", 13, 0, norm);
+      add(300007, 64, "column sums past 2^24 elements", 14);
+    }
+  }
   FillSpec shifted;
   shifted.shift = 200.0f;  // exp(200) overflows fp32: the max must be subtracted first
   add(16, 1000, "common offset +200 (shift invariance)", 4, 0, shifted);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <random>
 
@@ -67,6 +68,20 @@ std::vector<char> fetch_rows(const void* dev, DType t, int64_t cols, const std::
   return raw;
 }
 
+// The listed rows of a device tensor of extent e, as stored: per-row tensors at the same rows,
+// per-column ones (and column sums) whole.
+std::vector<char> fetch_tensor(const void* dev, DType t, Extent e, int64_t cols, const std::vector<int64_t>& ids) {
+  static const std::vector<int64_t> row0{0};
+  switch (e) {
+    case Extent::matrix:
+      return fetch_rows(dev, t, cols, ids);
+    case Extent::per_row:
+      return fetch_rows(dev, t, 1, ids);
+    default:
+      return fetch_rows(dev, t, cols, row0);
+  }
+}
+
 // Host values of type t, widened exactly to double.
 std::vector<double> widen(const std::vector<char>& raw, DType t) {
   std::vector<double> out(raw.size() / size_t(dtype_size(t)));
@@ -114,6 +129,28 @@ void make_forward_output(void* dev, DType t, int64_t rows, int64_t cols, bool lo
   reference_parallel(log ? Op::log_softmax : Op::softmax, {x.data()}, rows, cols, {y.data()}, Args{});
   parallel_for(n, [&](int64_t i) { store_from_double(raw.data(), t, i, y[i]); });
   CUDA_CHECK(cudaMemcpy(dev, raw.data(), raw.size(), cudaMemcpyHostToDevice));
+}
+
+// The case's column sums over every row (Extent::col_sum outputs) and their magnitudes, from the
+// inputs read back from the device kCheckAllUpTo elements at a time (column_sums_streamed): a
+// case past that size checks a sample of the rows of dx, but each column sum needs them all.
+ColumnSums case_column_sums(const Variant& v, const Case& c, const std::vector<View>& ins, const Args& a) {
+  const OpSpec& spec = op_spec(v.op);
+  auto fetch = [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> rows(size_t(end - begin));
+    std::iota(rows.begin(), rows.end(), begin);
+    std::vector<std::vector<double>> in;
+    for (size_t k = 0; k < spec.inputs.size(); ++k) {
+      const DType t = tensor_dtype(spec.inputs[k].elem, v.dtype);
+      in.push_back(widen(fetch_tensor(ins[k].data, t, spec.inputs[k].extent, c.cols, rows), t));
+    }
+    return in;
+  };
+  return column_sums_streamed(v.op, c.rows, c.cols, a, std::max<int64_t>(1, kCheckAllUpTo / c.cols), fetch);
+}
+
+bool has_col_sums(const OpSpec& spec) {
+  return std::any_of(spec.outputs.begin(), spec.outputs.end(), [](const OutputSpec& o) { return o.extent == Extent::col_sum; });
 }
 
 }  // namespace
@@ -169,11 +206,15 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   a.cols = c.cols;
   a.alpha = 1.7f;  // scale: a factor that rounds (1.7 is not a short binary fraction)
   bool seen_per_col = false;
+  std::vector<void*> in_ptrs;
+  for (View& iv : ins) in_ptrs.push_back(iv.data);
   auto fill_inputs = [&] {
     for (size_t k = 0; k < spec.inputs.size(); ++k) {
       const InputSpec& t = spec.inputs[k];
       const DType dt = tensor_dtype(t.elem, v.dtype);
-      if (k == 0) {
+      if (t.source != Source::fill) {
+        continue;  // derived from x, below
+      } else if (k == 0) {
         fill(ins[0].data, dt, c.rows, c.cols, f, s);
       } else {
         const bool first_per_col = t.extent == Extent::per_col && !seen_per_col;
@@ -184,6 +225,7 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
       }
     }
     seen_per_col = false;
+    fill_derived_inputs(v.op, v.dtype, c.rows, c.cols, a.eps, in_ptrs, s);  // a norm backward's saved mean, rstd
   };
   fill_inputs();
   if ((v.op == Op::softmax_backward || v.op == Op::log_softmax_backward) && c.rows * c.cols <= kCheckAllUpTo)
@@ -209,25 +251,16 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
 
   // The rows checked; per-row outputs are read at the same rows, per-column inputs whole.
   const auto ids = rows_to_check(c.rows, c.cols, c.seed);
-  const std::vector<int64_t> row0{0};
-  auto fetch_tensor = [&](const void* dev, DType t, Extent e) {
-    switch (e) {
-      case Extent::matrix:
-        return fetch_rows(dev, t, c.cols, ids);
-      case Extent::per_row:
-        return fetch_rows(dev, t, 1, ids);
-      default:
-        return fetch_rows(dev, t, c.cols, row0);
-    }
-  };
   std::vector<std::vector<char>> in_raw(spec.inputs.size());  // read before any launch overwrites x
   std::vector<std::vector<double>> in_val(spec.inputs.size());
   CUDA_CHECK(cudaStreamSynchronize(s));
   for (size_t k = 0; k < spec.inputs.size(); ++k) {
     const DType it = tensor_dtype(spec.inputs[k].elem, v.dtype);
-    in_raw[k] = fetch_tensor(ins[k].data, it, spec.inputs[k].extent);
+    in_raw[k] = fetch_tensor(ins[k].data, it, spec.inputs[k].extent, c.cols, ids);
     in_val[k] = widen(in_raw[k], it);
   }
+  // Column sums over every row, from the inputs as they are before any launch.
+  const ColumnSums sums = has_col_sums(spec) ? case_column_sums(v, c, ins, a) : ColumnSums{};
   try {
     launch_with_poison(kNaNPoison);
   } catch (const UsageError& e) {
@@ -239,24 +272,30 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   std::vector<std::vector<double>> got(nout);
   for (size_t k = 0; k < nout; ++k) {
     const DType ot = tensor_dtype(spec.outputs[k].elem, v.dtype);
-    raw1[k] = fetch_tensor(out_view(k).data, ot, spec.outputs[k].extent);
+    raw1[k] = fetch_tensor(out_view(k).data, ot, spec.outputs[k].extent, c.cols, ids);
     got[k] = widen(raw1[k], ot);
   }
   launch_with_poison(kFinitePoison);
   if (!guards_ok(kFinitePoison)) return {Outcome::fail, "wrote outside its output view"};
   for (size_t k = 0; k < nout; ++k) {
     const DType ot = tensor_dtype(spec.outputs[k].elem, v.dtype);
-    const int64_t width = spec.outputs[k].extent == Extent::matrix ? c.cols : 1;
-    raw2[k] = fetch_tensor(out_view(k).data, ot, spec.outputs[k].extent);
+    const Extent ext = spec.outputs[k].extent;
+    const int64_t width = ext == Extent::matrix ? c.cols : 1;
+    raw2[k] = fetch_tensor(out_view(k).data, ot, ext, c.cols, ids);
     if (raw1[k] != raw2[k]) {
       size_t i = 0;
       while (i < raw1[k].size() && raw1[k][i] == raw2[k][i]) ++i;
       int64_t e = int64_t(i / dtype_size(ot));
-      char buf[240];
+      char where[80];  // a column sum is one row of cols sums, each over every row
+      if (ext == Extent::col_sum)
+        std::snprintf(where, sizeof where, "col %lld, a sum over every row", (long long)e);
+      else
+        std::snprintf(where, sizeof where, "row %lld, col %lld", (long long)ids[e / width], (long long)(e % width));
+      char buf[280];
       std::snprintf(buf, sizeof buf,
-                    "two launches on the same input differ (%s, row %lld, col %lld): an element left "
+                    "two launches on the same input differ (%s, %s): an element left "
                     "unwritten (it holds the poison) or a nondeterministic result",
-                    spec.outputs[k].name, (long long)ids[e / width], (long long)(e % width));
+                    spec.outputs[k].name, where);
       return {Outcome::fail, buf};
     }
   }
@@ -269,6 +308,8 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
     ref_ptr.push_back(ref[k].data());
   }
   reference_parallel(v.op, in_ptr, int64_t(ids.size()), c.cols, ref_ptr, a);
+  for (size_t k = 0; k < nout; ++k)  // the sampled rows' column sums give way to every row's
+    if (spec.outputs[k].extent == Extent::col_sum) std::copy(sums.sum[k].begin(), sums.sum[k].end(), ref[k].begin());
 
   if (!save_dir.empty()) {
     mkdir(save_dir.c_str(), 0755);
@@ -293,12 +334,15 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   bool all_ok = true;
   for (size_t k = 0; k < nout; ++k) {
     const OutputSpec& o = spec.outputs[k];
+    const bool col_sum = o.extent == Extent::col_sum;
     const CompareResult r =
-        compare_output(v.op, v.dtype, int(k), in_ptr, ref_ptr, got[k].data(), int64_t(ids.size()), c.cols, ids.data());
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "%s%smax_abs_err %.3g, max_rel_err %.3g over %lld elements",
+        col_sum ? compare_col_sum(got[k].data(), ref[k].data(), sums.magnitude[k].data(), c.rows, c.cols)
+                : compare_output(v.op, v.dtype, int(k), in_ptr, ref_ptr, got[k].data(), int64_t(ids.size()), c.cols,
+                                 ids.data());
+    char buf[240];
+    std::snprintf(buf, sizeof buf, "%s%smax_abs_err %.3g, max_rel_err %.3g over %lld elements%s",
                   details.empty() ? "" : "; ", nout > 1 ? (std::string(o.name) + ": ").c_str() : "", r.max_abs_err,
-                  r.max_rel_err, (long long)r.checked);
+                  r.max_rel_err, (long long)r.checked, col_sum ? " (sums over every row)" : "");
     details += buf;
     if (!r.ok()) {
       all_ok = false;
