@@ -51,7 +51,62 @@ TEST(SuiteCases, ThresholdsAndLimitAtEveryOffset) {
   }
 }
 
+// The norms of #42 get rows of a large mean and constant rows (no special values, so that the column
+// sums stay finite), and long column sums; other operations do not.
+TEST(SuiteCases, NormRowsAndLongColumnSumsForTheNorms) {
+  auto norm_case = [](const std::vector<course::Case>& cs) {
+    return std::any_of(cs.begin(), cs.end(), [](const course::Case& c) { return c.fill.norm_rows && !c.fill.specials; });
+  };
+  for (course::Op op : {course::Op::layer_norm_backward, course::Op::rms_norm_backward, course::Op::rms_norm}) {
+    const course::Variant v{op, "k", course::DType::f16, nullptr, {}, nullptr};
+    const auto full = course::suite_cases(v, false, false), quick = course::suite_cases(v, true, false);
+    EXPECT_TRUE(norm_case(full) && norm_case(quick)) << course::op_name(op);
+    EXPECT_TRUE(has(full, 100003, 64)) << course::op_name(op);
+    EXPECT_TRUE(has(full, 300007, 64)) << course::op_name(op);  // past 2^24 elements: streamed column sums
+    EXPECT_FALSE(has(quick, 100003, 64)) << course::op_name(op);
+  }
+  EXPECT_FALSE(norm_case(course::suite_cases(variant(course::Limits{}), false, false)));  // softmax
+}
+
 }  // namespace
+
+// Bad input to a norm backward: cols = 0, and a missing saved mean or rstd, each refused with a
+// message naming it. (No size can disagree: every tensor's follows from rows and cols.)
+TEST(CheckOpArgs, NormBackwardRefusesBadInputByName) {
+  static char buf[64];
+  auto args = [](course::Op op, int64_t rows, int64_t cols) {
+    course::Args a;
+    a.rows = rows;
+    a.cols = cols;
+    for (const course::InputSpec& t : course::op_spec(op).inputs) a.*(t.slot) = buf;
+    for (const course::OutputSpec& t : course::op_spec(op).outputs) a.*(t.slot) = buf;
+    return a;
+  };
+  auto message = [](const course::Args& a, course::Op op) -> std::string {
+    try {
+      course::check_op_args(a, op);
+    } catch (const course::UsageError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  using course::Op;
+  EXPECT_TRUE(course::check_op_args(args(Op::layer_norm_backward, 4, 8), Op::layer_norm_backward));
+  EXPECT_EQ(message(args(Op::layer_norm_backward, 4, 0), Op::layer_norm_backward), "cols must be >= 1, got 0");
+  course::Args a = args(Op::layer_norm_backward, 4, 8);
+  a.saved_mean = nullptr;
+  EXPECT_EQ(message(a, Op::layer_norm_backward),
+            "layer_norm_backward: input 'mean' is null (the forward's saved per-row statistic, fp32, rows elements)");
+  a = args(Op::rms_norm_backward, 4, 8);
+  a.saved_rstd = nullptr;
+  EXPECT_EQ(message(a, Op::rms_norm_backward),
+            "rms_norm_backward: input 'rstd' is null (the forward's saved per-row statistic, fp32, rows elements)");
+  a = args(Op::layer_norm_backward, 4, 8);
+  a.dbeta = nullptr;
+  EXPECT_EQ(message(a, Op::layer_norm_backward), "layer_norm_backward: output 'dbeta' is null");
+  a.dy = nullptr;  // inputs first
+  EXPECT_EQ(message(a, Op::layer_norm_backward), "layer_norm_backward: input 'dy' is null");
+}
 
 // --kernel selects by the variant's whole name, op/kernel/dtype, as --list prints it.
 TEST(VariantSelection, KernelFilterMatchesTheWholeName) {
