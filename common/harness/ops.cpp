@@ -444,9 +444,11 @@ CompareResult compare_col_sum(const double* got, const double* want, const doubl
   CompareResult all;
   const int64_t every_row = -1;  // the report's row: a sum over every row
   for (int64_t c = 0; c < cols; ++c) {
-    CompareResult r = compare(got + c, want + c, 1, 1, col_sum_tolerance(magnitude[c], rows), &every_row);
+    const Tolerance tol = col_sum_tolerance(magnitude[c], rows);
+    CompareResult r = compare(got + c, want + c, 1, 1, tol, &every_row);
     for (Mismatch& m : r.first) m.col = c;
-    if (std::isfinite(got[c]) && std::isfinite(want[c]) && want[c] != 0)  // no rtol: reported, not judged
+    // Reported, not judged (no rtol), where the sum is larger than its tolerance: not cancelled away.
+    if (std::isfinite(got[c]) && std::isfinite(want[c]) && std::fabs(want[c]) >= tol.atol)
       r.max_rel_err = std::fabs(got[c] - want[c]) / std::fabs(want[c]);
     merge(all, r);
   }
