@@ -20,6 +20,8 @@ using namespace course;
 
 // dx, one thread per row: xhat = (x - mean) * rstd, g = dy * gamma,
 // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)); RMSNorm (mean null): no mean and no mean(g).
+// g is rounded once (__fmul_rn: never contracted into an fma with the subtraction), so a row whose
+// g all equal their mean (one column) gives dx = 0 exactly, as the reference does.
 template <typename T>
 __global__ void dx_kernel(const T* x, const T* dy, const T* gamma, const float* mean, const float* rstd, int64_t rows,
                           int64_t cols, T* dx) {
@@ -28,13 +30,13 @@ __global__ void dx_kernel(const T* x, const T* dy, const T* gamma, const float* 
     const float mu = mean ? mean[r] : 0.0f, rs = rstd[r];
     float sg = 0, sgx = 0;
     for (int64_t c = 0; c < cols; ++c) {
-      const float g = to_float(dyr[c]) * to_float(gamma[c]);
+      const float g = __fmul_rn(to_float(dyr[c]), to_float(gamma[c]));
       sg += g;
       sgx += g * ((to_float(xr[c]) - mu) * rs);
     }
     const float mg = mean ? sg / float(cols) : 0.0f, mgx = sgx / float(cols);
     for (int64_t c = 0; c < cols; ++c) {
-      const float g = to_float(dyr[c]) * to_float(gamma[c]), xhat = (to_float(xr[c]) - mu) * rs;
+      const float g = __fmul_rn(to_float(dyr[c]), to_float(gamma[c])), xhat = (to_float(xr[c]) - mu) * rs;
       dx[r * cols + c] = from_float<T>(rs * (g - mg - xhat * mgx));
     }
   }
