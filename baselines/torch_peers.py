@@ -44,6 +44,7 @@ STANDARD = ([49152], [32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144,
 LONG = ([128], [2048, 8192, 32768, 131072, 524288, 2097152, 4194304])
 FLAT = ([1], [1 << 20, 1 << 24, 1 << 28])
 QUICK = ([49152], [128, 1024, 4096])
+NORMS = ([4096, 16384], [768, 1024, 4096, 8192])  # chapter 15's second sweep (its main.cu): the norms' ops only
 # --sweep shapes: the harness's shapes_sweeps() (common/harness/harness.cu), the shapes a model brings
 # that the standard sweep misses; tests/CMakeLists.txt checks that the two lists agree.
 ODD = sorted([(1 << k) + d for k in range(5, 16) for d in (-1, 1)] + [1000, 3000, 5000, 10000])
@@ -378,8 +379,10 @@ def main():
                         return make
                     run("softmax", dt, rows, cols, softmax_maker(False), 2 * n * s)
                     run("log_softmax", dt, rows, cols, softmax_maker(True), 2 * n * s)
-        for rows, cols in [(r, c) for sh in (SHAPES if shaped else rowwise) for r in sh[0] for c in sh[1]]:
+        norms = [] if shaped or args.quick else [(r, c) for r in NORMS[0] for c in NORMS[1]]
+        for rows, cols in [(r, c) for sh in (SHAPES if shaped else rowwise) for r in sh[0] for c in sh[1]] + norms:
             n = rows * cols
+            only_norms = (rows, cols) in norms
             def backward_maker(logf):
                 def make():
                     y, dy = matrix(rows, cols, dt), matrix(rows, cols, dt, 2)  # as the harness's bench
@@ -388,20 +391,54 @@ def main():
                           lambda dy, y: f(dy, y, -1, dtypes[dt]))
                     return lambda: g(dy, y)
                 return make
-            run("softmax_backward", dt, rows, cols, backward_maker(False), 3 * n * s)
-            run("log_softmax_backward", dt, rows, cols, backward_maker(True), 3 * n * s)
+            if not only_norms:
+                run("softmax_backward", dt, rows, cols, backward_maker(False), 3 * n * s)
+            if not only_norms:
+                run("log_softmax_backward", dt, rows, cols, backward_maker(True), 3 * n * s)
             def masked_make():  # what eager PyTorch runs for attention's scale-and-mask softmax
                 x, m = matrix(rows, cols, dt), mask(rows, cols)
                 g = C(("scale_mask_softmax", dt), lambda x, m: torch.softmax((x * 1.7).masked_fill(m, float("-inf")), dim=-1))
                 return lambda: g(x, m)
-            run("scale_mask_softmax", dt, rows, cols, masked_make, 2 * n * s + n)
+            if not only_norms:
+                run("scale_mask_softmax", dt, rows, cols, masked_make, 2 * n * s + n)
             def ln_make():
                 x = matrix(rows, cols, dt)
                 w = matrix(1, cols, dt, 2, shift=1.0).view(cols)
                 bias = matrix(1, cols, dt, 3).view(cols)
                 g = C(("layer_norm", dt), lambda x, w, bias: F.layer_norm(x, x.shape[-1:], w, bias, 1e-5))
                 return lambda: g(x, w, bias)
-            run("layer_norm", dt, rows, cols, ln_make, 2 * n * s + 2 * cols * s + 8 * rows)
+            if not only_norms:
+                run("layer_norm", dt, rows, cols, ln_make, 2 * n * s + 2 * cols * s + 8 * rows)
+            # Chapter 15's ops, with its bytes (common/harness/ops.cpp: every input and output once;
+            # dgamma and dbeta counted as fp32, as the chapter writes them; PyTorch writes them in T).
+            def rms_make():
+                x, w = matrix(rows, cols, dt), matrix(1, cols, dt, 2, shift=1.0).view(cols)
+                g = C(("rms_norm", dt), lambda x, w: F.rms_norm(x, (cols,), w, 1e-5))
+                return lambda: g(x, w)
+            run("rms_norm", dt, rows, cols, rms_make, 2 * n * s + cols * s + 4 * rows)
+            def norm_backward_maker(layer):
+                def make():
+                    x, dy = matrix(rows, cols, dt), matrix(rows, cols, dt, 2)
+                    w = matrix(1, cols, dt, 3, shift=1.0).view(cols)
+                    if layer:  # aten's LayerNorm backward from the forward's saved mean and rstd
+                        b = torch.zeros_like(w)
+                        _, mean, rstd = torch.native_layer_norm(x, (cols,), w, b, 1e-5)
+                        g = C(("layer_norm_backward", dt), lambda dy, x, mean, rstd, w, b: torch.ops.aten.native_layer_norm_backward(
+                            dy, x, (cols,), mean, rstd, w, b, [True, True, True]))
+                        return lambda: g(dy, x, mean, rstd, w, b)
+                    rstd = torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-5)
+                    fused = getattr(torch.ops.aten, "_fused_rms_norm_backward", None)
+                    if fused is not None and not args.compile:  # aten's fused kernel (PyTorch 2.8 on)
+                        return lambda: fused(dy, x, (cols,), rstd, w, [True, True])
+                    def rms_backward(dy, x, w, rstd):  # the formula, for inductor (or eager without the fused op)
+                        g, xhat = dy.float() * w.float(), x.float() * rstd
+                        dx = rstd * (g - xhat * (g * xhat).mean(-1, keepdim=True))
+                        return dx.to(x.dtype), (dy.float() * xhat).sum(0)
+                    g = C(("rms_norm_backward", dt), rms_backward)
+                    return lambda: g(dy, x, w, rstd)
+                return make
+            run("layer_norm_backward", dt, rows, cols, norm_backward_maker(True), 3 * n * s + cols * s + 8 * rows + 8 * cols)
+            run("rms_norm_backward", dt, rows, cols, norm_backward_maker(False), 3 * n * s + cols * s + 4 * rows + 4 * cols)
         if shaped:
             continue  # the row-wise ops only: reduce_scale and the elementwise ops have their own shapes
         for rows, cols in ([(442368, 128)] if not args.quick else []) + [(r, c) for r in rowwise[0][0] for c in rowwise[0][1]]:
