@@ -1,0 +1,278 @@
+/// @file norm_backward.cuh
+/// @brief Chapter 15: the LayerNorm and RMSNorm backward. Per row, dx from two sums over the row;
+/// per column, dgamma (and dbeta) summed over every row: each block adds its rows into one fp32
+/// partial row, and column_sum.cuh adds the partial rows in a fixed order (the same bits on every run).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "blocks/convert.cuh"
+#include "column_sum.cuh"
+#include "plan.h"
+#include "harness/device.h"
+#include "blocks/occupancy.cuh"
+#include "harness/errors.h"
+#include "harness/harness.h"
+#include "harness/ops.h"
+#include "rms_norm.cuh"
+#include "row_groups.cuh"
+
+namespace ch15 {
+
+/// The tensors of a backward: x, dy, gamma and the forward's saved statistics in; dx out, and the
+/// block's partial rows of the column sums (kAccs of cols floats each: dgamma, then dbeta).
+template <typename T>
+struct BackwardArgs {
+  const T* x;
+  const T* dy;
+  const T* gamma;
+  const float* mean;  ///< LayerNorm only
+  const float* rstd;
+  T* dx;
+  float* partials;  ///< gridDim.x x kAccs x cols
+  int64_t rows, cols, rows_per_block;
+};
+
+/// Resident blocks the compiler must leave room for: two of 512 threads (64 registers a thread)
+/// where a thread holds one pack; H100, LayerNorm bf16 at 1024 columns took 88 registers unbounded,
+/// one block per SM (TUNING.md). Threads holding 2 or 4 packs keep what they need.
+template <int kBlock, int kHeld>
+constexpr int kMinBlocks = kHeld == 1 ? 1024 / kBlock : 1;
+
+/// The padded place of column c in a shared-memory accumulator row (plan.h: padded_cols).
+template <int kPack>
+__device__ __forceinline__ int64_t padded(int64_t c) {
+  return c + c / kPack;
+}
+
+/// [backward_kernel]
+/// Block b takes rows [b, b + 1) x rows_per_block, its groups a row each in turn. With g = dy * gamma
+/// and xhat = (x - mean) * rstd:  dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) for LayerNorm,
+/// rstd * (g - xhat * mean(g * xhat)) for RMSNorm (xhat = x * rstd). Pass 1 takes a row's two sums
+/// and adds its dy * xhat (and dy) to the column accumulators; pass 2 writes dx.
+/// The accumulators: kRegAcc, where every row puts the same columns in the same thread's packs
+/// (cols a whole number of packs), in that thread's registers, added into the block's partial row
+/// group by group at the end; else (a peeled row's packs move with the row) a row of them per group
+/// in shared memory, or for rows too long for it (one group) the block's partial row itself.
+template <typename T, int kPack, int kGroup, int kGroups, int kHeld, bool kLayer, bool kRegAcc>
+__global__ void __launch_bounds__(kGroup * kGroups, kMinBlocks<kGroup * kGroups, kHeld>)
+    norm_backward_kernel(BackwardArgs<T> p, int phase, bool acc_in_smem) {
+  using Convert = course::ScalarConvert<T>;
+  constexpr int kAccs = kLayer ? 2 : 1, kBlock = kGroup * kGroups, kRegs = kRegAcc ? kHeld * kPack : 1;
+  static_assert(!kRegAcc || kHeld > 0, "register accumulators need the row held");
+  const int g = threadIdx.x / kGroup, t = threadIdx.x % kGroup;
+  const int64_t cols = p.cols, width = kAccs * cols;
+  extern __shared__ float smem_acc[];
+  float* const partial = p.partials + int64_t(blockIdx.x) * width;
+  // A shared-memory accumulator row is padded (padded()); the block's partial row in global memory not.
+  const int64_t stride = acc_in_smem ? padded_cols<kPack>(cols) : cols;
+  float* const acc = acc_in_smem ? smem_acc + g * kAccs * stride : partial;
+  auto at = [&](int64_t c) { return acc_in_smem ? padded<kPack>(c) : c; };
+  float racc[kAccs][kRegs + 1] = {};  // kRegAcc: the thread's packs' columns, then its edge column
+  if constexpr (!kRegAcc) {
+    for (int64_t c = t; c < kAccs * stride; c += kGroup) acc[c] = 0.0f;
+    __syncthreads();
+  }
+  const int64_t first = int64_t(blockIdx.x) * p.rows_per_block;
+  const int64_t end = std::min(p.rows, first + p.rows_per_block);
+  const int64_t trips = (p.rows_per_block + kGroups - 1) / kGroups;
+  const float inv_cols = 1.0f / float(cols);
+  // kRegAcc: every row has row 0's layout, and the thread's columns of gamma stay in its registers.
+  const RowPeel fixed = RowPeel::of<kPack>(phase, 0, cols);
+  Pack<T, kPack> held_gamma[kRegAcc ? kHeld : 1];
+  if constexpr (kRegAcc) {
+#pragma unroll
+    for (int i = 0; i < kHeld; ++i)
+      if (t + i * kGroup < fixed.packs) held_gamma[i] = load_gamma<T, kPack>(p.gamma, fixed.head + int64_t(t + i * kGroup) * kPack);
+  }
+  // The gamma of pack i of this thread, at column col.
+  auto gamma_of = [&](int i, int64_t col) {
+    if constexpr (kRegAcc)
+      return held_gamma[i];
+    else
+      return load_gamma<T, kPack>(p.gamma, col);
+  };
+  for (int64_t trip = 0; trip < trips; ++trip) {
+    const int64_t row = first + trip * kGroups + g;
+    const RowPeel pl = row >= end ? RowPeel{0, 0, 0, 0} : kRegAcc ? fixed : RowPeel::of<kPack>(phase, row, cols);
+    const int64_t base = row * cols;
+    const float mu = kLayer && row < end ? p.mean[row] : 0.0f;
+    const float rs = row < end ? p.rstd[row] : 0.0f;
+    Pack<T, kPack> hx[kHeld > 0 ? kHeld : 1], hdy[kHeld > 0 ? kHeld : 1];
+    float sum_g = 0.0f, sum_gx = 0.0f;
+    // Pass 1 for n columns from `col` (slot: where kRegAcc keeps their sums).
+    auto gather = [&](const float* xv, const float* dyv, const float* gm, int64_t col, int n, int slot) {
+      for (int j = 0; j < n; ++j) {
+        const float xhat = (xv[j] - mu) * rs, gj = __fmul_rn(dyv[j], gm[j]);
+        sum_g += gj;
+        sum_gx += gj * xhat;
+        if constexpr (kRegAcc) {
+          racc[0][slot + j] += dyv[j] * xhat;
+          if (kLayer) racc[kAccs - 1][slot + j] += dyv[j];
+        } else {
+          acc[at(col + j)] += dyv[j] * xhat;
+          if (kLayer) acc[stride + at(col + j)] += dyv[j];
+        }
+      }
+    };
+    auto gather_pack = [&](const Pack<T, kPack>& px, const Pack<T, kPack>& pdy, int64_t col, int i) {
+      float xv[kPack], dyv[kPack], gm[kPack];
+      Convert::to_floats(px, xv);
+      Convert::to_floats(pdy, dyv);
+      Convert::to_floats(gamma_of(i, col), gm);
+      gather(xv, dyv, gm, col, kPack, i * kPack);
+    };
+    if constexpr (kHeld > 0) {
+#pragma unroll
+      for (int i = 0; i < kHeld; ++i)
+        if (t + i * kGroup < pl.packs) {
+          const int64_t at = base + pl.head + int64_t(t + i * kGroup) * kPack;
+          hx[i] = course::load_pack<T, kPack>(p.x + at);
+          hdy[i] = course::load_pack<T, kPack>(p.dy + at);
+        }
+#pragma unroll
+      for (int i = 0; i < kHeld; ++i)
+        if (t + i * kGroup < pl.packs) gather_pack(hx[i], hdy[i], pl.head + int64_t(t + i * kGroup) * kPack, i);
+    } else {
+      for (int q = t; q < pl.packs; q += kGroup) {
+        const int64_t at = base + pl.head + int64_t(q) * kPack;
+        gather_pack(course::load_pack<T, kPack>(p.x + at), course::load_pack<T, kPack>(p.dy + at),
+                    pl.head + int64_t(q) * kPack, 0);
+      }
+    }
+    const int edge_col = t < pl.edges ? pl.edge_col(t) : -1;  // the peel's head and tail, one per thread
+    float ex = 0.0f, edy = 0.0f, egm = 0.0f;
+    if (edge_col >= 0) {
+      ex = course::to_float(p.x[base + edge_col]);
+      edy = course::to_float(p.dy[base + edge_col]);
+      egm = course::to_float(p.gamma[edge_col]);
+      gather(&ex, &edy, &egm, edge_col, 1, kRegs);
+    }
+    // The group's sums; its barrier (for a warp, __syncwarp) also orders this row's accumulator
+    // updates before the next row's, whose columns may fall to other threads.
+    const float2 s = group_sum2<kGroup, kGroups>(sum_g, sum_gx);
+    if constexpr (kGroup <= 32) __syncwarp();
+    const float mean_g = kLayer ? s.x * inv_cols : 0.0f, mean_gx = s.y * inv_cols;
+    // g rounded as in pass 1 (__fmul_rn: not contracted into an fma with `- mean_g`): a row whose g
+    // all equal their mean (one column) gives dx = 0 exactly.
+    auto dx_of = [&](float xv, float dyv, float gm) {
+      return rs * (__fmul_rn(dyv, gm) - mean_g - (xv - mu) * rs * mean_gx);
+    };
+    auto write_pack = [&](const Pack<T, kPack>& px, const Pack<T, kPack>& pdy, int64_t col, int i) {
+      float xv[kPack], dyv[kPack], gm[kPack];
+      Convert::to_floats(px, xv);
+      Convert::to_floats(pdy, dyv);
+      Convert::to_floats(gamma_of(i, col), gm);
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) xv[j] = dx_of(xv[j], dyv[j], gm[j]);
+      Pack<T, kPack> o;
+      Convert::from_floats(xv, o);
+      course::store_pack_vector<T, kPack>(p.dx + base + col, o);
+    };
+    if constexpr (kHeld > 0) {
+#pragma unroll
+      for (int i = 0; i < kHeld; ++i)
+        if (t + i * kGroup < pl.packs) write_pack(hx[i], hdy[i], pl.head + int64_t(t + i * kGroup) * kPack, i);
+    } else {
+      for (int q = t; q < pl.packs; q += kGroup) {
+        const int64_t at = base + pl.head + int64_t(q) * kPack;
+        write_pack(course::load_pack<T, kPack>(p.x + at), course::load_pack<T, kPack>(p.dy + at),
+                   pl.head + int64_t(q) * kPack, 0);
+      }
+    }
+    if (edge_col >= 0) p.dx[base + edge_col] = course::from_float<T>(dx_of(ex, edy, egm));
+  }
+  if constexpr (kRegAcc) {
+    // The groups' registers into one row, group 0 first (every row has row 0's layout: the columns
+    // a thread owns): in shared memory, then out to the block's partial row; one group, straight there.
+    const RowPeel& pl = fixed;
+    float* const sum = kGroups > 1 ? smem_acc : partial;
+    const int edge_col = t < pl.edges ? pl.edge_col(t) : -1;
+    for (int r = 0; r < kGroups; ++r) {
+      if (g == r) {
+#pragma unroll
+        for (int k = 0; k < kAccs; ++k) {
+          float* row = sum + k * cols;
+#pragma unroll
+          for (int i = 0; i < kHeld; ++i)
+            if (t + i * kGroup < pl.packs)
+#pragma unroll
+              for (int j = 0; j < kPack; ++j) {
+                const int64_t c = pl.head + int64_t(t + i * kGroup) * kPack + j;
+                row[c] = (r == 0 ? 0.0f : row[c]) + racc[k][i * kPack + j];
+              }
+          if (edge_col >= 0) row[edge_col] = (r == 0 ? 0.0f : row[edge_col]) + racc[k][kRegs];
+        }
+      }
+      if (kGroups > 1) __syncthreads();
+    }
+    if constexpr (kGroups > 1)
+      for (int64_t c = threadIdx.x; c < width; c += kBlock) partial[c] = smem_acc[c];
+  } else {
+    if (!acc_in_smem) return;  // the accumulator was the block's partial row
+    __syncthreads();
+    for (int64_t c = threadIdx.x; c < width; c += kBlock) {  // the groups' rows, added in group order
+      const int64_t k = c / cols, in_smem = k * stride + padded<kPack>(c - k * cols);
+      float v = smem_acc[in_smem];
+#pragma unroll
+      for (int i = 1; i < kGroups; ++i) v += smem_acc[i * kAccs * stride + in_smem];
+      partial[c] = v;
+    }
+  }
+}
+/// [backward_kernel]
+
+
+/// LayerNorm (kLayer) or RMSNorm backward: a.y = dx, a.dgamma (and a.dbeta) from a.x, a.dy, a.gamma,
+/// a.saved_mean (LayerNorm) and a.saved_rstd. a.workspace: backward_workspace bytes.
+template <typename T, bool kLayer>
+void norm_backward(const course::Args& a, cudaStream_t stream) {
+  const course::Op op = kLayer ? course::Op::layer_norm_backward : course::Op::rms_norm_backward;
+  if (!course::check_op_args(a, op, kMaxCols, "cols < 2^31 (the peel counts columns in int)")) return;
+  constexpr int kAccs = kLayer ? 2 : 1;
+  const int sms = course::sm_count();
+  const size_t need = backward_workspace(a.rows, a.cols, kAccs, sms);
+  course::require(a.workspace && a.workspace_bytes >= need, course::op_name(op), " needs a workspace of ", need,
+                  " bytes for its partial rows (ch15::backward_workspace)");
+  float* partials = static_cast<float*>(a.workspace);
+  int64_t parts = 0;
+  with_pack_phase<T>(a.cols, {{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}}, [&](auto pack, int phase) {
+    constexpr int kPack = decltype(pack)::value;
+    const bool fixed = a.cols % kPack == 0;  // every row's packs on the same columns
+    auto launch = [&](auto group, auto groups, auto held) {
+      constexpr int G = decltype(group)::value, Gs = decltype(groups)::value, H = decltype(held)::value;
+      auto run = [&](auto kernel, size_t smem, bool in_smem) {
+        if (smem > 48 * 1024) course::allow_max_smem(kernel);
+        const int per_sm = course::resident_threads(kernel, G * Gs, smem) / (G * Gs);
+        course::require(per_sm > 0, "the backward's block does not fit on this GPU");
+        const Plan plan = plan_partials(a.rows, sms, per_sm);
+        const BackwardArgs<T> p{static_cast<const T*>(a.x),  static_cast<const T*>(a.dy),
+                                static_cast<const T*>(a.gamma), static_cast<const float*>(a.saved_mean),
+                                static_cast<const float*>(a.saved_rstd), static_cast<T*>(a.y),
+                                partials, a.rows, a.cols, plan.rows_per_block};
+        kernel<<<unsigned(plan.blocks), G * Gs, smem, stream>>>(p, phase, in_smem);
+        CUDA_CHECK_LAUNCH();
+        parts = plan.blocks;
+      };
+      const size_t row_bytes = size_t(kAccs) * size_t(a.cols) * sizeof(float);
+      if constexpr (H > 0) {
+        if (fixed) return run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, true>, Gs > 1 ? row_bytes : 0, true);
+      }
+      const size_t padded_bytes = size_t(kAccs) * size_t(padded_cols<kPack>(a.cols)) * sizeof(float);
+      const bool in_smem = Gs * padded_bytes <= kAccSmemMax;
+      course::require(in_smem || Gs == 1, "a block of several groups keeps its accumulators in shared memory");
+      run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, false>, in_smem ? Gs * padded_bytes : 0, in_smem);
+    };
+    if constexpr (kPack == 1)  // one element at a time: the rare misaligned view, read twice
+      launch(std::integral_constant<int, 512>{}, std::integral_constant<int, 1>{}, std::integral_constant<int, 0>{});
+    else
+      with_shape(shape_for(a.cols / kPack), launch);
+  });
+  launch_column_sum(partials, parts, a.cols, kAccs, static_cast<float*>(a.dgamma),
+                    kLayer ? static_cast<float*>(a.dbeta) : nullptr, stream);
+}
+
+}  // namespace ch15

@@ -1,0 +1,103 @@
+/// @file row_groups.cuh
+/// @brief Chapter 15: a block as groups of threads, one row per group at a time, the row held in
+/// registers (or read again past what registers hold), and the group's sums of each row. The
+/// RMSNorm forward (rms_norm.cuh) and both backwards (norm_backward.cuh) are built on it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "blocks/pack.cuh"
+#include "blocks/peel.h"
+#include "blocks/warp.cuh"
+#include "plan.h"
+
+namespace ch15 {
+
+/// [shape]
+/// How a kernel covers its rows: kGroup threads per row (a warp or more), kGroups rows at a time
+/// per block of kBlockThreads, each thread holding `held` packs of a row in registers; held = 0
+/// reads the row again for its second pass (rows longer than 512 x kHeldMax packs).
+struct Shape {
+  int group;   ///< threads per row: 32 to 512
+  int groups;  ///< rows at a time per block
+  int held;    ///< packs per thread held in registers, 0: read twice
+};
+constexpr int kHeldMax = 4;         // 4 packs a thread at most (64 B of each tensor)
+constexpr int kBlockThreads = kShapeBlock;  // groups of up to 512 threads share a block of 512 (plan.h)
+
+/// One pack per thread where a group of up to 512 holds the row (the most threads per row: the
+/// fewest registers per thread, so the most resident), then 2 or 4 packs per thread of 512.
+inline Shape shape_for(int64_t packs) {
+  for (int g = 32; g <= 512; g *= 2)
+    if (packs <= g) return {g, kBlockThreads / g, 1};
+  for (int h = 2; h <= kHeldMax; h *= 2)
+    if (packs <= 512 * h) return {512, 1, h};
+  return {512, 1, 0};
+}
+/// [shape]
+
+/// A barrier for group g's kGroup threads alone (a named barrier, `bar.sync g + 1, kGroup`: 0 is
+/// __syncthreads'), so that the block's groups do not wait for each other between rows; with one
+/// group, __syncthreads. It orders shared and global memory among the group's threads as
+/// __syncthreads does among the block's. H100: __syncthreads for every group read 4-8% less at
+/// 768-1024 columns (TUNING.md).
+template <int kGroup, int kGroups>
+__device__ __forceinline__ void group_barrier(int g) {
+  static_assert(kGroups <= 15 && kGroup % 32 == 0, "named barriers 1-15, whole warps");
+  if constexpr (kGroups == 1)
+    __syncthreads();
+  else
+    asm volatile("bar.sync %0, %1;" ::"r"(g + 1), "n"(kGroup) : "memory");
+}
+
+/// [group_sum2]
+/// The sums of (a, b) over the kGroup threads of each group (kGroup consecutive threads; the
+/// block's groups all call it, the same number of times). Every thread of a group adds the same
+/// warp sums in the same order: the group's threads and every run get the same bits.
+template <int kGroup, int kGroups>
+__device__ __forceinline__ float2 group_sum2(float a, float b) {
+  a = course::group_sum<(kGroup < 32 ? kGroup : 32)>(a, 0xffffffffu);
+  b = course::group_sum<(kGroup < 32 ? kGroup : 32)>(b, 0xffffffffu);
+  if constexpr (kGroup <= 32) {
+    return {a, b};
+  } else {
+    constexpr int kWarps = kGroup / 32;
+    __shared__ float2 part[kGroups][kWarps];
+    const int g = threadIdx.x / kGroup, w = (threadIdx.x % kGroup) / 32;
+    group_barrier<kGroup, kGroups>(g);  // the previous row's readers are done with `part`
+    if (threadIdx.x % 32 == 0) part[g][w] = {a, b};
+    group_barrier<kGroup, kGroups>(g);
+    float2 s = part[g][0];
+#pragma unroll
+    for (int i = 1; i < kWarps; ++i) s = {s.x + part[g][i].x, s.y + part[g][i].y};
+    return s;
+  }
+}
+/// [group_sum2]
+
+/// The elements of a pack: 16 bytes. H100: 8-byte packs for the 16-bit types read 4-27% less in
+/// the backward at 768-8192 columns (twice the rows' fixed costs per element; TUNING.md).
+template <typename T>
+constexpr int kPackOf = 16 / int(sizeof(T));
+
+/// The tensors' common peel phase (blocks/peel.h) for kPackOf<T>-element packs, or -1: then the
+/// kernels run with one-element packs (any alignment).
+template <typename T>
+int common_phase(int64_t cols, std::initializer_list<std::pair<const void*, int>> ptrs) {
+  return course::pick_phase<kPackOf<T>>(cols, ptrs);
+}
+
+/// A pack of gamma at column `col` (any element: one load on a pack boundary, else one per element).
+template <typename T, int kPack>
+__device__ __forceinline__ course::Pack<T, kPack> load_gamma(const T* gamma, int64_t col) {
+  const T* p = gamma + col;
+  if (reinterpret_cast<uintptr_t>(p) % (sizeof(T) * kPack) == 0) return course::load_pack_ro<T, kPack>(p);
+  course::Pack<T, kPack> pk;
+#pragma unroll
+  for (int j = 0; j < kPack; ++j) pk.elem[j] = __ldg(p + j);
+  return pk;
+}
+
+}  // namespace ch15
