@@ -13,9 +13,9 @@ namespace ch15 {
 /// How many partial rows, and how many rows each block adds into its own. Each partial row is
 /// traffic the operation does not need (written once, read once by column_sum: 8 bytes per column
 /// for dgamma, 8 more for dbeta), against 3 x rows x cols elements of x, dy and dx: the fewer the
-/// better, but fewer blocks than the GPU holds leave it idle. One wave (`per_sm` resident blocks on
+/// better, but fewer blocks than the GPU holds leave it idle. One wave (`per_sm` resident blocks of kShapeBlock on
 /// each of `sms`), and never fewer than kMinRowsPerBlock rows a block.
-constexpr int64_t kMinRowsPerBlock = 16;  // H100: 32 read 14-20% less at 4096 rows (TUNING.md)
+constexpr int64_t kMinRowsPerBlock = 16;  // H100: 32 read about 19% less at 4096 rows (TUNING.md)
 /// The kernels' block: groups of 32-512 threads, as many as fit (row_groups.cuh). H100: blocks of 256
 /// read more at 768-1024 16-bit columns but less at 4096 rows and in the forward (TUNING.md).
 constexpr int kShapeBlock = 512;

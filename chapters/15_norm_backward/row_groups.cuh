@@ -38,6 +38,7 @@ inline Shape shape_for(int64_t packs) {
 }
 /// [shape]
 
+/// [group_sum2]
 /// A barrier for group g's kGroup threads alone (a named barrier, `bar.sync g + 1, kGroup`: 0 is
 /// __syncthreads'), so that the block's groups do not wait for each other between rows; with one
 /// group, __syncthreads. It orders shared and global memory among the group's threads as
@@ -52,7 +53,6 @@ __device__ __forceinline__ void group_barrier(int g) {
     asm volatile("bar.sync %0, %1;" ::"r"(g + 1), "n"(kGroup) : "memory");
 }
 
-/// [group_sum2]
 /// The sums of (a, b) over the kGroup threads of each group (kGroup consecutive threads; the
 /// block's groups all call it, the same number of times). Every thread of a group adds the same
 /// warp sums in the same order: the group's threads and every run get the same bits.
