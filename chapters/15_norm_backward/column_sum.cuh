@@ -43,8 +43,8 @@ __global__ void __launch_bounds__(32 * kWarps)
 inline void launch_column_sum(const float* partials, int64_t parts, int64_t cols, int accs, float* out0, float* out1,
                               cudaStream_t stream) {
   const int64_t width = accs * cols;
-  column_sum_kernel<kColumnSumWarps><<<unsigned((width + 31) / 32), 32 * kColumnSumWarps, 0, stream>>>(partials, parts, width, cols,
-                                                                                       out0, out1);
+  column_sum_kernel<kColumnSumWarps>
+      <<<unsigned((width + 31) / 32), 32 * kColumnSumWarps, 0, stream>>>(partials, parts, width, cols, out0, out1);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -42,8 +42,8 @@ void add_type(course::Chapter& ch, DType d) {
   };
   ch.add(Op::layer_norm_backward, "partials", d, ch15::norm_backward<T, true>,
          course::Limits{0, thresholds<T>(2), text}, workspace(2));
-  ch.add(Op::rms_norm_backward, "partials", d, ch15::norm_backward<T, false>,
-         course::Limits{0, thresholds<T>(1), text}, workspace(1));
+  ch.add(Op::rms_norm_backward, "partials", d, ch15::norm_backward<T, false>, course::Limits{0, thresholds<T>(1), text},
+         workspace(1));
 }
 
 }  // namespace

@@ -10,13 +10,13 @@
 #include <cstdint>
 
 #include "blocks/convert.cuh"
-#include "column_sum.cuh"
-#include "plan.h"
-#include "harness/device.h"
 #include "blocks/occupancy.cuh"
+#include "column_sum.cuh"
+#include "harness/device.h"
 #include "harness/errors.h"
 #include "harness/harness.h"
 #include "harness/ops.h"
+#include "plan.h"
 #include "rms_norm.cuh"
 #include "row_groups.cuh"
 
@@ -58,7 +58,7 @@ __device__ __forceinline__ int64_t padded(int64_t c) {
 /// group by group at the end; else (a peeled row's packs move with the row) a row of them per group
 /// in shared memory, or for rows too long for it (one group) the block's partial row itself.
 template <typename T, int kPack, int kGroup, int kGroups, int kHeld, bool kLayer, bool kRegAcc>
-__global__ void __launch_bounds__(kGroup * kGroups, kMinBlocks<kGroup * kGroups, kHeld>)
+__global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup * kGroups, kHeld>)
     norm_backward_kernel(BackwardArgs<T> p, int phase, bool acc_in_smem) {
   using Convert = course::ScalarConvert<T>;
   constexpr int kAccs = kLayer ? 2 : 1, kBlock = kGroup * kGroups, kRegs = kRegAcc ? kHeld * kPack : 1;
@@ -86,7 +86,8 @@ __global__ void __launch_bounds__(kGroup * kGroups, kMinBlocks<kGroup * kGroups,
   if constexpr (kRegAcc) {
 #pragma unroll
     for (int i = 0; i < kHeld; ++i)
-      if (t + i * kGroup < fixed.packs) held_gamma[i] = load_gamma<T, kPack>(p.gamma, fixed.head + int64_t(t + i * kGroup) * kPack);
+      if (t + i * kGroup < fixed.packs)
+        held_gamma[i] = load_gamma<T, kPack>(p.gamma, fixed.head + int64_t(t + i * kGroup) * kPack);
   }
   // The gamma of pack i of this thread, at column col.
   auto gamma_of = [&](int i, int64_t col) {
@@ -225,7 +226,6 @@ __global__ void __launch_bounds__(kGroup * kGroups, kMinBlocks<kGroup * kGroups,
 }
 /// [backward_kernel]
 
-
 /// LayerNorm (kLayer) or RMSNorm backward: a.y = dx, a.dgamma (and a.dbeta) from a.x, a.dy, a.gamma,
 /// a.saved_mean (LayerNorm) and a.saved_rstd. a.workspace: backward_workspace bytes.
 template <typename T, bool kLayer>
@@ -249,10 +249,16 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
         const int per_sm = course::resident_threads(kernel, G * Gs, smem) / (G * Gs);
         course::require(per_sm > 0, "the backward's block does not fit on this GPU");
         const Plan plan = plan_partials(a.rows, sms, per_sm);
-        const BackwardArgs<T> p{static_cast<const T*>(a.x),  static_cast<const T*>(a.dy),
-                                static_cast<const T*>(a.gamma), static_cast<const float*>(a.saved_mean),
-                                static_cast<const float*>(a.saved_rstd), static_cast<T*>(a.y),
-                                partials, a.rows, a.cols, plan.rows_per_block};
+        const BackwardArgs<T> p{static_cast<const T*>(a.x),
+                                static_cast<const T*>(a.dy),
+                                static_cast<const T*>(a.gamma),
+                                static_cast<const float*>(a.saved_mean),
+                                static_cast<const float*>(a.saved_rstd),
+                                static_cast<T*>(a.y),
+                                partials,
+                                a.rows,
+                                a.cols,
+                                plan.rows_per_block};
         kernel<<<unsigned(plan.blocks), G * Gs, smem, stream>>>(p, phase, in_smem);
         CUDA_CHECK_LAUNCH();
         parts = plan.blocks;

@@ -10,8 +10,8 @@
 #include <cstdint>
 
 #include "blocks/convert.cuh"
-#include "harness/device.h"
 #include "blocks/occupancy.cuh"
+#include "harness/device.h"
 #include "harness/errors.h"
 #include "harness/harness.h"
 #include "harness/ops.h"
@@ -26,9 +26,9 @@ using course::RowPeel;
 /// Rows go to the groups of the grid in turn; every group makes the same number of trips (the
 /// block's barriers in group_sum2), a group past the last row with an empty row.
 template <typename T, int kPack, int kGroup, int kGroups, int kHeld>
-__global__ void __launch_bounds__(kGroup * kGroups)
-    rms_norm_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y,
-                    float* __restrict__ rstd, int64_t rows, int64_t cols, float eps, int phase) {
+__global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>)
+    rms_norm_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y, float* __restrict__ rstd,
+                    int64_t rows, int64_t cols, float eps, int phase) {
   using Convert = course::ScalarConvert<T>;
   const int g = threadIdx.x / kGroup, t = threadIdx.x % kGroup;
   const int64_t per_trip = int64_t(gridDim.x) * kGroups;
@@ -48,7 +48,8 @@ __global__ void __launch_bounds__(kGroup * kGroups)
     if constexpr (kHeld > 0) {
 #pragma unroll
       for (int i = 0; i < kHeld; ++i)
-        if (t + i * kGroup < pl.packs) held[i] = course::load_pack<T, kPack>(x + base + pl.head + (t + i * kGroup) * kPack);
+        if (t + i * kGroup < pl.packs)
+          held[i] = course::load_pack<T, kPack>(x + base + pl.head + (t + i * kGroup) * kPack);
 #pragma unroll
       for (int i = 0; i < kHeld; ++i)
         if (t + i * kGroup < pl.packs) add(held[i]);
@@ -129,8 +130,8 @@ void rms_norm(const course::Args& a, cudaStream_t stream) {
       constexpr int G = decltype(group)::value, Gs = decltype(groups)::value;
       const unsigned blocks = course::resident_grid(a.rows, Gs, G * Gs, 8);
       rms_norm_kernel<T, kPack, G, Gs, decltype(held)::value><<<blocks, G * Gs, 0, stream>>>(
-          static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<T*>(a.y),
-          static_cast<float*>(a.rstd), a.rows, a.cols, a.eps, phase);
+          static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<T*>(a.y), static_cast<float*>(a.rstd),
+          a.rows, a.cols, a.eps, phase);
       CUDA_CHECK_LAUNCH();
     };
     if constexpr (kPack == 1)  // one element at a time: the rare misaligned view, read twice

@@ -24,8 +24,12 @@ struct Shape {
   int groups;  ///< rows at a time per block
   int held;    ///< packs per thread held in registers, 0: read twice
 };
-constexpr int kHeldMax = 4;         // 4 packs a thread at most (64 B of each tensor)
+constexpr int kHeldMax = 4;                 // 4 packs a thread at most (64 B of each tensor)
 constexpr int kBlockThreads = kShapeBlock;  // groups of up to 512 threads share a block of 512 (plan.h)
+
+/// A block's threads: kGroups groups of kGroup.
+template <int kGroup, int kGroups>
+constexpr int kBlockOf = int(kGroup) * kGroups;
 
 /// One pack per thread where a group of up to 512 holds the row (the most threads per row: the
 /// fewest registers per thread, so the most resident), then 2 or 4 packs per thread of 512.
