@@ -37,6 +37,7 @@ cudnnDataType_t cudnn_type(course::DType t) {
     case course::DType::bf16:
       return CUDNN_DATA_BFLOAT16;
     case course::DType::u8:
+    case course::DType::i32:
       break;
   }
   return CUDNN_DATA_FLOAT;

@@ -45,6 +45,7 @@ LONG = ([128], [2048, 8192, 32768, 131072, 524288, 2097152, 4194304])
 FLAT = ([1], [1 << 20, 1 << 24, 1 << 28])
 QUICK = ([49152], [128, 1024, 4096])
 NORMS = ([4096, 16384], [768, 1024, 4096, 8192])  # chapter 15's second sweep (its main.cu): the norms' ops only
+VOCAB = ([4096, 16384], [32000, 50257, 128256])  # chapter 16's second sweep: cross-entropy's ops only
 # --sweep shapes: the harness's shapes_sweeps() (common/harness/harness.cu), the shapes a model brings
 # that the standard sweep misses; tests/CMakeLists.txt checks that the two lists agree.
 ODD = sorted([(1 << k) + d for k in range(5, 16) for d in (-1, 1)] + [1000, 3000, 5000, 10000])
@@ -444,6 +445,31 @@ def main():
             run("rms_norm_backward", dt, rows, cols, norm_backward_maker(False), 3 * n * s + cols * s + 4 * rows + 4 * cols)
         if shaped:
             continue  # the row-wise ops only: reduce_scale and the elementwise ops have their own shapes
+        # Chapter 16's ops (#41) at its vocabulary shapes, with its bytes (every input and output once:
+        # logits, 4-byte targets, per-row loss and lse, the reduction; dlogits for the backward and the
+        # fused call). The targets are drawn here (uniform, 1 row in 16 ignored): they set no timing.
+        for rows, cols in ([] if args.quick else [(r, c) for r in VOCAB[0] for c in VOCAB[1]]):
+            n = rows * cols
+            def targets():
+                g = torch.Generator(device=dev).manual_seed(7)
+                t = torch.randint(0, cols, (rows,), generator=g, device=dev)
+                return torch.where(torch.arange(rows, device=dev) % 16 == 5, torch.full_like(t, -100), t)
+            def ce_forward():
+                x, t = matrix(rows, cols, dt), targets()
+                g = C(("cross_entropy", dt), lambda x, t: F.cross_entropy(x, t))
+                return lambda: g(x, t)
+            run("cross_entropy", dt, rows, cols, ce_forward, n * s + 12 * rows + 4)
+            def ce_fused():  # forward and backward, as training runs them: autograd's dlogits
+                x, t = matrix(rows, cols, dt).requires_grad_(), targets()
+                f = C(("cross_entropy_fused", dt), lambda x, t: F.cross_entropy(x, t))
+                return lambda: torch.autograd.grad(f(x, t), x)
+            run("cross_entropy_fused", dt, rows, cols, ce_fused, 2 * n * s + 8 * rows + 4)
+            if not args.compile:
+                def ce_backward():  # the backward alone, from the forward's saved graph
+                    x, t = matrix(rows, cols, dt).requires_grad_(), targets()
+                    loss = F.cross_entropy(x, t)
+                    return lambda: torch.autograd.grad(loss, x, retain_graph=True)
+                run("cross_entropy_backward", dt, rows, cols, ce_backward, 2 * n * s + 12 * rows)
         for rows, cols in ([(442368, 128)] if not args.quick else []) + [(r, c) for r in rowwise[0][0] for c in rowwise[0][1]]:
             def rs_make():
                 x = matrix(rows, cols, dt)

@@ -133,13 +133,14 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
       f.seed = 1 + k;
       f.outliers = k == 0 && ctx.outliers;
       if (t.extent == Extent::per_col && k == 1) f.shift = 1.0f;  // LayerNorm's gamma near 1
+      if (t.elem == Elem::i32) f.classes = cols;                   // cross-entropy's targets
       if (k == 0 || t.extent == Extent::matrix)
         fill(p, tensor_dtype(t.elem, v.dtype), rows, cols, f, ctx.stream);
       else
         fill(p, tensor_dtype(t.elem, v.dtype), 1, extent_elems(t.extent, rows, cols), f, ctx.stream);
     }
     // A norm backward's saved mean and rstd: x's, as the forward saves them (the suite's too).
-    fill_derived_inputs(v.op, v.dtype, rows, cols, a.eps, in_ptrs, ctx.stream);
+    fill_derived_inputs(v.op, v.dtype, rows, cols, a.eps, in_ptrs, ctx.stream, a.ignore_index);
     for (size_t k = 0; k < spec.outputs.size(); ++k) {
       const OutputSpec& t = spec.outputs[k];
       a.*(t.slot) = in_place && k == 0 ? const_cast<void*>(a.x) : view(t.extent, t.elem);

@@ -58,6 +58,17 @@ __global__ void fill_mask_kernel(uint8_t* p, int64_t rows, int64_t cols, FillSpe
   }
 }
 
+// Cross-entropy's targets: see fill() in device.h.
+__global__ void fill_target_kernel(int32_t* p, int64_t n, FillSpec spec) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const uint64_t h = splitmix64(spec.seed * 0x632BE59BD9B4E019ull + uint64_t(i));
+    int32_t t = int32_t((h >> 8) % uint64_t(spec.classes));
+    if ((h & 15) == 0 || spec.all_ignored) t = spec.ignore_index;  // about 1 row in 16
+    if (spec.ce_rows && i % 8 == 4) t = int32_t(splitmix64(spec.keep_seed + uint64_t(i)) % uint64_t(spec.classes));
+    p[i] = t;
+  }
+}
+
 template <typename T>
 __global__ void fill_kernel(T* p, int64_t rows, int64_t cols, FillSpec spec) {
   const int64_t n = rows * cols;
@@ -88,7 +99,7 @@ __global__ void fill_kernel(T* p, int64_t rows, int64_t cols, FillSpec spec) {
           if (c == keep) v = NAN;
           break;
         case 4:
-          if (c != keep && (h >> 63)) v = -INFINITY;
+          if (c != keep && (spec.ce_rows || (h >> 63))) v = -INFINITY;  // ce_rows: all but keep
           break;
         case 5:
           v = 1.5f;
@@ -127,12 +138,23 @@ void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cu
     case DType::u8:
       fill_mask_kernel<<<blocks, threads, 0, s>>>(static_cast<uint8_t*>(p), rows, cols, spec);
       break;
+    case DType::i32:
+      if (spec.classes < 1 || spec.classes > INT32_MAX)
+        throw std::invalid_argument("fill: targets need classes in [1, 2^31 - 1], got " + std::to_string(spec.classes));
+      fill_target_kernel<<<blocks, threads, 0, s>>>(static_cast<int32_t*>(p), n, spec);
+      break;
   }
   CUDA_CHECK_LAUNCH();
 }
 
+int64_t check_device_targets(const void* target, int64_t rows, int64_t cols, int64_t ignore_index) {
+  std::vector<int32_t> t(static_cast<size_t>(rows));
+  if (rows > 0) CUDA_CHECK(cudaMemcpy(t.data(), target, t.size() * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  return check_targets(t.data(), rows, cols, ignore_index);
+}
+
 void fill_derived_inputs(Op op, DType t, int64_t rows, int64_t cols, float eps, const std::vector<void*>& in,
-                         cudaStream_t s) {
+                         cudaStream_t s, int64_t ignore_index) {
   const OpSpec& spec = op_spec(op);
   std::vector<size_t> derived;  // which inputs, and each one's values (fp32, as the forward stores them)
   for (size_t k = 0; k < spec.inputs.size(); ++k)
@@ -143,8 +165,13 @@ void fill_derived_inputs(Op op, DType t, int64_t rows, int64_t cols, float eps, 
   const int es = dtype_size(xt);
   const int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 24) / cols);
   std::vector<char> raw;
-  std::vector<double> x, v;
+  std::vector<double> x, v, target;
   CUDA_CHECK(cudaStreamSynchronize(s));  // x is filled
+  if (op_is_cross_entropy(op)) {  // the saved lse needs each row's target (0 where ignored)
+    std::vector<int32_t> t32(static_cast<size_t>(rows));
+    CUDA_CHECK(cudaMemcpy(t32.data(), in[1], t32.size() * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    target.assign(t32.begin(), t32.end());
+  }
   for (int64_t b = 0; b < rows; b += chunk) {
     const int64_t n = std::min(chunk, rows - b);
     raw.resize(static_cast<size_t>(n * cols * es));
@@ -154,7 +181,10 @@ void fill_derived_inputs(Op op, DType t, int64_t rows, int64_t cols, float eps, 
     v.resize(static_cast<size_t>(n));
     parallel_for(n * cols, [&](int64_t i) { x[i] = load_as_double(raw.data(), xt, i); });
     for (size_t d = 0; d < derived.size(); ++d) {
-      saved_row_stat(op, spec.inputs[derived[d]].source, x.data(), n, cols, eps, v.data());
+      if (spec.inputs[derived[d]].source == Source::saved_lse)
+        saved_lse(x.data(), target.data() + b, n, cols, ignore_index, v.data());
+      else
+        saved_row_stat(op, spec.inputs[derived[d]].source, x.data(), n, cols, eps, v.data());
       for (int64_t i = 0; i < n; ++i) stat[d][size_t(b + i)] = static_cast<float>(v[size_t(i)]);  // exact: fp32 values
     }
   }

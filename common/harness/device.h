@@ -42,6 +42,13 @@ struct FillSpec {
   bool outliers = true;   ///< about 1 element in 61 multiplied by 20, so softmax is not flat
   bool specials = false;  ///< special rows (see fill())
   bool norm_rows = false;  ///< a norm's hard rows, without special values (see fill())
+  // Cross-entropy (#41): the targets' fill (an i32 tensor), and its coupling with x's special rows.
+  int64_t classes = 0;         ///< i32: targets in [0, classes) (the vocabulary, x's cols); must be >= 1
+  int32_t ignore_index = -100;  ///< i32: the value of an ignored row (Args::ignore_index)
+  bool all_ignored = false;    ///< i32: every row ignored (the mean of nothing: NaN, as PyTorch's)
+  bool ce_rows = false;        ///< with specials: x's row r % 8 == 4 is -inf everywhere but its keep
+                               ///< column, and (i32) that row's target is the keep column (loss 0)
+  uint64_t keep_seed = 0;      ///< i32 with ce_rows: x's seed, which places each row's keep column
 };
 
 /// Fills rows x cols elements of type t at p, on the device, from spec.
@@ -50,15 +57,25 @@ struct FillSpec {
 /// 7 scaled by 30. With norm_rows, row r gets, by r % 4: 1 a large mean, 1e4 + normal(0, 1);
 /// 2 constant (zero variance); 0 and 3 as without. A u8 tensor is a mask (1: masked): a quarter of
 /// the elements at random, every 11th row from row 3 fully masked, every 11th from row 7 all but
-/// one element masked.
+/// one element masked. An i32 tensor is cross-entropy's targets, one per element (rows x cols of them:
+/// the verification fills rows x 1): uniform in [0, spec.classes) from the seed, about 1 in 16 set to
+/// spec.ignore_index (every one with all_ignored); with ce_rows, element r with r % 8 == 4 holds
+/// row r's keep column of x's fill (seed keep_seed), never ignored. Throws std::invalid_argument for an
+/// i32 fill with classes < 1 or past 2^31 - 1.
 void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cudaStream_t s);
 
 /// Fills the inputs that op_spec(op) derives from x (Source: a norm backward's saved mean and
 /// rstd), x already filled: `in` holds the device pointers of every input, in op_spec order. x is
 /// read back a chunk of rows at a time and each row's statistic computed on the host
-/// (saved_row_stat: in double, rounded to fp32), as the forward would have saved it.
+/// (saved_row_stat: in double, rounded to fp32), as the forward would have saved it. Cross-entropy's
+/// saved lse also needs the targets (in[1], read back whole) and `ignore_index` (saved_lse).
 void fill_derived_inputs(Op op, DType t, int64_t rows, int64_t cols, float eps, const std::vector<void*>& in,
-                         cudaStream_t s);
+                         cudaStream_t s, int64_t ignore_index = -100);
+
+/// Cross-entropy's targets (`rows` int32 at a device pointer) read back and checked against the
+/// vocabulary `cols` (check_targets: UsageError naming the first bad row); returns the count of rows
+/// not ignored (Args::valid_rows).
+int64_t check_device_targets(const void* target, int64_t rows, int64_t cols, int64_t ignore_index);
 
 /// Sets `bytes` bytes at p to `pattern` (0xFF is NaN in every dtype: an unwritten element
 /// then fails the comparison).

@@ -15,8 +15,9 @@
 namespace course {
 
 /// A storage type (f32, f16, bf16), or u8: the element of a boolean mask tensor (chapter 12's
-/// masked softmax), never a variant's storage type.
-enum class DType { f32, f16, bf16, u8 };
+/// masked softmax), or i32: a class index (cross-entropy's targets); u8 and i32 are never a
+/// variant's storage type.
+enum class DType { f32, f16, bf16, u8, i32 };
 
 /// "f32", "f16" or "bf16".
 inline const char* dtype_name(DType t) {
@@ -29,6 +30,8 @@ inline const char* dtype_name(DType t) {
       return "bf16";
     case DType::u8:
       return "u8";
+    case DType::i32:
+      return "i32";
   }
   return "?";
 }
@@ -47,7 +50,7 @@ inline bool parse_dtype(const std::string& s, DType* out) {
 }
 
 /// Bytes per element.
-inline int dtype_size(DType t) { return t == DType::f32 ? 4 : t == DType::u8 ? 1 : 2; }
+inline int dtype_size(DType t) { return t == DType::f32 || t == DType::i32 ? 4 : t == DType::u8 ? 1 : 2; }
 
 /// The DType of a C++ storage type: DTypeOf<half>::value == DType::f16.
 template <typename T>
@@ -76,6 +79,8 @@ inline double load_as_double(const void* base, DType t, int64_t i) {
       return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
     case DType::u8:
       return static_cast<const uint8_t*>(base)[i];
+    case DType::i32:
+      return static_cast<const int32_t*>(base)[i];  // exact: every int32 is a double
   }
   return 0;
 }
@@ -95,12 +100,15 @@ inline void store_from_double(void* base, DType t, int64_t i, double v) {
     case DType::u8:
       static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(v);
       break;
+    case DType::i32:
+      static_cast<int32_t*>(base)[i] = static_cast<int32_t>(v);
+      break;
   }
 }
 
 /// Raw bits of element i (for bitwise comparisons).
 inline uint32_t load_bits(const void* base, DType t, int64_t i) {
-  if (t == DType::f32) {
+  if (t == DType::f32 || t == DType::i32) {
     uint32_t u;
     std::memcpy(&u, static_cast<const char*>(base) + 4 * i, 4);
     return u;

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 
@@ -55,13 +57,31 @@ bool check_block_per_row_args(const Args& a, int64_t max_cols, const char* limit
 }
 
 bool check_op_args(const Args& a, Op op, int64_t max_cols, const char* limit_text) {
-  if (!check_rowwise_args(a, max_cols, limit_text)) return false;
   const OpSpec& spec = op_spec(op);
+  if (op_is_cross_entropy(op)) {
+    // The forward has no Args::y: check_rowwise_args' sizes, then the scalars, then the tensors below.
+    Args sizes = a;
+    sizes.x = sizes.y = &sizes;  // non-null: the tensors are checked by name below
+    if (!check_rowwise_args(sizes, max_cols, limit_text)) return false;
+    require(a.label_smoothing >= 0.0f && a.label_smoothing <= 1.0f, op_name(op),
+            ": label_smoothing must be in [0, 1], got ", a.label_smoothing);
+    require(std::isfinite(a.z_loss) && a.z_loss >= 0.0f, op_name(op), ": z_loss must be finite and >= 0, got ",
+            a.z_loss);
+    require(a.reduction == Reduction::none || a.reduction == Reduction::mean || a.reduction == Reduction::sum,
+            op_name(op), ": reduction must be none, mean or sum, got ", int(a.reduction));
+    require(a.ignore_index >= INT32_MIN && a.ignore_index <= INT32_MAX, op_name(op), ": ignore_index = ",
+            a.ignore_index, " does not fit the int32 targets");
+  } else if (!check_rowwise_args(a, max_cols, limit_text)) {
+    return false;
+  }
   for (const InputSpec& t : spec.inputs)
     require(a.*(t.slot) != nullptr, op_name(op), ": input '", t.name, "' is null",
             t.source == Source::fill ? "" : " (the forward's saved per-row statistic, fp32, rows elements)");
   for (const OutputSpec& t : spec.outputs)
     require(a.*(t.slot) != nullptr, op_name(op), ": output '", t.name, "' is null");
+  // After the null checks, so that the suite's refusals (every tensor on one buffer) are refused by name.
+  if (op == Op::cross_entropy)
+    require(a.loss != a.lse, op_name(op), ": loss and lse are one buffer (each holds rows fp32 values of its own)");
   return true;
 }
 

@@ -89,8 +89,10 @@ bool check_block_per_row_args(const Args& a, int64_t max_cols = 0, const char* l
 
 /// check_rowwise_args, then every tensor that op_spec(op) names must be non-null (the message
 /// names it, and says so of a norm backward's saved mean or rstd). Every tensor's size follows from
-/// rows and cols (op_spec's extents), so no two can disagree. Returns false when there is nothing
-/// to do (rows == 0).
+/// rows and cols (op_spec's extents), so no two can disagree. Cross-entropy (no Args::y in the forward)
+/// also checks its scalars: label_smoothing in [0, 1], z_loss finite and >= 0, a known reduction,
+/// ignore_index within int32, and loss and lse not one buffer; its targets' values are device data,
+/// checked by check_targets (ops.h), not here. Returns false when there is nothing to do (rows == 0).
 bool check_op_args(const Args& a, Op op, int64_t max_cols = 0, const char* limit_text = nullptr);
 
 /// Benchmark shapes: every `rows` x `cols` pair, for each registered dtype.

@@ -42,6 +42,7 @@ void write_npy_dtype(const std::string& path, const void* data, DType t, const s
   if (t == DType::f32) return write_npy(path, data, "<f4", shape);
   if (t == DType::f16) return write_npy(path, data, "<f2", shape);
   if (t == DType::u8) return write_npy(path, data, "|u1", shape);
+  if (t == DType::i32) return write_npy(path, data, "<i4", shape);  // cross-entropy's targets
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
   std::vector<float> wide(static_cast<size_t>(count));

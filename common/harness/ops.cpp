@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/errors.h"
 #include "harness/reference.h"
 
 namespace course {
@@ -43,7 +44,26 @@ const OpSpec& op_spec(Op op) {
       {kDx, kDgamma, {"dbeta", &Args::dbeta, Extent::col_sum, Elem::f32}}};
   static const OpSpec rms_norm{{kX, kGamma}, {kY, {"rstd", &Args::rstd, Extent::per_row, Elem::f32}}};
   static const OpSpec rms_norm_backward{{kX, kDy, kGamma, kSavedRstd}, {kDx, kDgamma}};
+  // Cross-entropy (#41): the targets are int32 per row; the losses and lse are fp32 whatever the
+  // logits' type; the reduction is one fp32 judged against every row (Extent::scalar). The backward's
+  // dloss is per row (see Op::cross_entropy_backward); the fused call's upstream gradient is a scalar
+  // of Args (loss_grad), as loss.backward() gives it.
+  static const InputSpec kTarget{"target", &Args::target, Extent::per_row, Elem::i32};
+  static const OutputSpec kLoss{"loss", &Args::loss, Extent::per_row, Elem::f32};
+  static const OutputSpec kReduced{"loss_reduced", &Args::loss_reduced, Extent::scalar, Elem::f32};
+  static const OpSpec cross_entropy{{kX, kTarget}, {kLoss, {"lse", &Args::lse, Extent::per_row, Elem::f32}, kReduced}};
+  static const OpSpec cross_entropy_backward{
+      {kX, kTarget, {"lse", &Args::saved_lse, Extent::per_row, Elem::f32, Source::saved_lse},
+       {"dloss", &Args::dloss, Extent::per_row, Elem::f32}},
+      {kDx}};
+  static const OpSpec cross_entropy_fused{{kX, kTarget}, {kDx, kLoss, kReduced}};
   switch (op) {
+    case Op::cross_entropy:
+      return cross_entropy;
+    case Op::cross_entropy_backward:
+      return cross_entropy_backward;
+    case Op::cross_entropy_fused:
+      return cross_entropy_fused;
     case Op::layer_norm:
       return layer_norm;
     case Op::layer_norm_backward:
@@ -108,8 +128,30 @@ const char* op_name(Op op) {
       return "rms_norm";
     case Op::rms_norm_backward:
       return "rms_norm_backward";
+    case Op::cross_entropy:
+      return "cross_entropy";
+    case Op::cross_entropy_backward:
+      return "cross_entropy_backward";
+    case Op::cross_entropy_fused:
+      return "cross_entropy_fused";
   }
   return "?";
+}
+
+const char* reduction_name(Reduction r) {
+  switch (r) {
+    case Reduction::none:
+      return "none";
+    case Reduction::mean:
+      return "mean";
+    case Reduction::sum:
+      return "sum";
+  }
+  return "?";
+}
+
+bool op_is_cross_entropy(Op op) {
+  return op == Op::cross_entropy || op == Op::cross_entropy_backward || op == Op::cross_entropy_fused;
 }
 
 int64_t extent_elems(Extent e, int64_t rows, int64_t cols) {
@@ -121,6 +163,8 @@ int64_t extent_elems(Extent e, int64_t rows, int64_t cols) {
       return cols;
     case Extent::per_row:
       return rows;
+    case Extent::scalar:
+      return 1;
   }
   return 0;
 }
@@ -131,7 +175,10 @@ int64_t bytes_moved(Op op, int64_t rows, int64_t cols, DType t) {
   for (const InputSpec& i : s.inputs) bytes += extent_elems(i.extent, rows, cols) * dtype_size(tensor_dtype(i.elem, t));
   for (const OutputSpec& o : s.outputs)
     bytes += extent_elems(o.extent, rows, cols) * dtype_size(tensor_dtype(o.elem, t));
-  return bytes;  // in place (ReduceScale): x read once, written once, as for any unary op
+  // In place (ReduceScale): x read once, written once, as for any unary op. Cross-entropy: the logits
+  // read once, 4 bytes a row of targets (and of the backward's lse and dloss), 4 bytes a row of each
+  // per-row output, 4 bytes of the reduction, and dx written once (backward, fused).
+  return bytes;
 }
 
 Tolerance op_tolerance(Op op, DType t, int output) {
@@ -153,14 +200,70 @@ Tolerance op_tolerance(Op op, DType t, int output) {
     case Op::layer_norm_backward:
     case Op::rms_norm_backward:
       return output == 0 ? tolerance_for(t, 4.0) : tolerance_for(DType::f32);
+    // Cross-entropy: dx in the storage type, the losses, lse and reduction in fp32, each widened per row
+    // (op_row_tolerance) with the row's magnitude and upstream gradient.
+    case Op::cross_entropy:
+      return tolerance_for(DType::f32);
+    case Op::cross_entropy_backward:
+    case Op::cross_entropy_fused:
+      return output == 0 ? tolerance_for(t) : tolerance_for(DType::f32);
     default:  // softmax, reduce_scale, gelu, scale, mul, fma, the backward ops (plus a per-row absolute part,
               // op_row_tolerance): the output's rounding and a few fp32 ulps
       return tolerance_for(t);
   }
 }
 
+double ce_row_magnitude(const double* xr, int64_t cols, double target, double lse, const Args& a) {
+  if (target == double(a.ignore_index)) return 0;
+  if (!(target >= 0 && target < double(cols))) return std::numeric_limits<double>::quiet_NaN();
+  double m = std::log2(double(std::max<int64_t>(cols, 1))) + 4 + std::fabs(lse) + std::fabs(xr[int64_t(target)]);
+  if (a.label_smoothing != 0) {
+    double s = 0;
+    for (int64_t j = 0; j < cols; ++j) s += std::fabs(xr[j]);
+    m += a.label_smoothing * (std::fabs(lse) + s / double(cols));
+  }
+  if (a.z_loss != 0) m += 3 * a.z_loss * lse * lse;
+  return m;
+}
+
+namespace {
+
+// A cross-entropy row's tolerance. Losses and lse (fp32): tolerance_for(f32, ce_row_magnitude). dx:
+// the storage type's, with both parts widened by 2 u m, m = |lse| + log2(cols) + 4 (a fused kernel's
+// own lse carries u m of error into every p_j = exp(x_j - lse), relative, and into p_t - 1 where it
+// cancels), the absolute part times the row's |g| (1 + 2 z |lse|), g its upstream gradient over the
+// mean's count, and never below fp32's smallest normal (flushed) or fp16's subnormal spacing.
+Tolerance ce_row_tolerance(Op op, DType t, int output, const std::vector<const double*>& in, int64_t r, int64_t cols,
+                           const Args& a) {
+  const double* xr = in[0] + r * cols;
+  const double target = in[1][r];
+  if (target == double(a.ignore_index)) return {0, 0};  // exactly 0
+  const double lse = op == Op::cross_entropy_backward ? in[2][r] : ref::logsumexp(xr, cols);
+  const bool dx = output == 0 && op != Op::cross_entropy;
+  if (!dx) {
+    const double m = ce_row_magnitude(xr, cols, target, lse, a);
+    return std::isfinite(m) ? tolerance_for(DType::f32, m) : tolerance_for(DType::f32);
+  }
+  Tolerance tol = tolerance_for(t);
+  const double u = std::ldexp(1.0, -24), m = std::fabs(lse) + std::log2(double(cols)) + 4;
+  if (!std::isfinite(m)) return tol;  // a NaN row: NaN-aware compare
+  int64_t valid = a.valid_rows;
+  if (valid < 0) valid = 1;  // unknown here: the caller's rows are a sample
+  const double w = a.reduction == Reduction::mean ? 1.0 / double(std::max<int64_t>(valid, 1)) : 1.0;
+  const double g = (op == Op::cross_entropy_backward ? in[3][r] : double(a.loss_grad)) * w;
+  const double gs = std::fabs(g) * (1 + 2 * double(a.z_loss) * std::fabs(lse));
+  tol.rtol = std::max(tol.rtol, 2 * u * m);
+  tol.atol = std::max({std::max(tol.atol, 2 * u * m) * gs, double(std::numeric_limits<float>::min()),
+                       t == DType::f16 ? std::ldexp(1.0, -24) : 0.0});
+  return tol;
+}
+
+}  // namespace
+
 Tolerance op_row_tolerance(Op op, DType t, int output, const std::vector<const double*>& in,
-                           const std::vector<double*>& ref, int64_t r, int64_t cols) {
+                           const std::vector<double*>& ref, int64_t r, int64_t cols, const Args* args) {
+  static const Args kDefaults;
+  if (op_is_cross_entropy(op)) return ce_row_tolerance(op, t, output, in, r, cols, args ? *args : kDefaults);
   Tolerance tol = op_tolerance(op, t, output);
   if (op == Op::softmax_backward || op == Op::log_softmax_backward) {
     // The row's reduction (sum(dy * y), or sum(dy)) carries fp32 error relative to the sum of the
@@ -270,6 +373,7 @@ double round_to_type(DType t, double v) {
     case DType::bf16:
       return ref::round_to_bf16(v);
     case DType::u8:
+    case DType::i32:
       return v;
   }
   return v;
@@ -277,9 +381,9 @@ double round_to_type(DType t, double v) {
 
 CompareResult compare_output(Op op, DType t, int output, const std::vector<const double*>& in,
                              const std::vector<double*>& ref, const double* got, int64_t rows, int64_t cols,
-                             const int64_t* row_ids, int threads) {
+                             const int64_t* row_ids, int threads, const Args* args) {
   const OpSpec& spec = op_spec(op);
-  if (spec.outputs[size_t(output)].extent == Extent::col_sum)
+  if (is_row_sum(spec.outputs[size_t(output)].extent))
     throw std::invalid_argument(std::string(op_name(op)) + ": output '" + spec.outputs[size_t(output)].name +
                                 "' is a column sum over every row: compare_col_sum judges it");
   const DType ot = tensor_dtype(spec.outputs[size_t(output)].elem, t);
@@ -315,7 +419,7 @@ CompareResult compare_output(Op op, DType t, int output, const std::vector<const
           }
         } else {
           for (int64_t i = u.begin; i < u.end; ++i) {
-            const Tolerance tol = op_row_tolerance(op, t, output, in, ref, i, cols);
+            const Tolerance tol = op_row_tolerance(op, t, output, in, ref, i, cols, args);
             const int64_t id = row_ids ? row_ids[i] : i;
             merge(p, compare(got + i * width, w.data() + (i - u.begin) * width, 1, width, tol, &id));
           }

@@ -1,5 +1,5 @@
 /// @file ops_reference.cpp
-/// @brief The float64 reference of every operation (reference), on threads over row chunks
+/// @brief The float64 reference of every operation (reference; cross-entropy's in ce_reference), on threads over row chunks
 /// (reference_parallel), the norms' saved statistics as the forward saves them (saved_row_stat),
 /// and the column sums over every row streamed a chunk of rows at a time (column_sums_streamed).
 /// The operations' table, bytes and tolerances are in ops.cpp.
@@ -9,10 +9,71 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/errors.h"
 #include "harness/ops.h"
 #include "harness/reference.h"
 
 namespace course {
+
+namespace {
+
+// The mean's divisor of the cross-entropy operations: Args::valid_rows, else the rows given whose
+// target is not ignore_index.
+int64_t ce_valid_rows(const Args& a, const double* target, int64_t rows) {
+  if (a.valid_rows >= 0) return a.valid_rows;
+  int64_t n = 0;
+  for (int64_t r = 0; r < rows; ++r) n += target[r] != double(a.ignore_index);
+  return n;
+}
+
+// The weight of each row's loss in the reduction: 1 / count for a mean (inf where every row is
+// ignored: 0 * inf gives the NaN of PyTorch's 0 / 0), 1 for a sum (and for none, whose scalar is the sum).
+double ce_row_weight(const Args& a, const double* target, int64_t rows) {
+  return a.reduction == Reduction::mean ? 1.0 / double(ce_valid_rows(a, target, rows)) : 1.0;
+}
+
+void ce_reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
+                  const std::vector<double*>& out, const Args& a) {
+  const double *x = in[0], *t = in[1];
+  const double e = a.label_smoothing, z = a.z_loss, w = ce_row_weight(a, t, rows);
+  if (op == Op::cross_entropy_backward) {
+    std::vector<double> g(static_cast<size_t>(rows));  // each row's upstream gradient over the mean's count
+    for (int64_t r = 0; r < rows; ++r) g[size_t(r)] = in[3][r] * w;
+    return ref::cross_entropy_backward(x, t, in[2], g.data(), rows, cols, a.ignore_index, e, z, out[0]);
+  }
+  const bool fused = op == Op::cross_entropy_fused;
+  double* loss = out[fused ? 1 : 0];
+  double* reduced = out[2];
+  std::vector<double> lse_buf;
+  double* lse = fused ? (lse_buf.resize(size_t(rows)), lse_buf.data()) : out[1];
+  ref::cross_entropy(x, t, rows, cols, a.ignore_index, e, z, loss, lse);
+  for (int64_t r = 0; r < rows; ++r) *reduced += loss[r] * w;  // added to, as column sums are
+  if (fused) {
+    const std::vector<double> g(size_t(rows), double(a.loss_grad) * w);
+    ref::cross_entropy_backward(x, t, lse, g.data(), rows, cols, a.ignore_index, e, z, out[0]);
+  }
+}
+
+}  // namespace
+
+int64_t check_targets(const int32_t* target, int64_t rows, int64_t cols, int64_t ignore_index) {
+  int64_t valid = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t t = target[r];
+    if (t == ignore_index) continue;
+    require(t >= 0 && t < cols, "cross-entropy: target[", r, "] = ", t, " is outside [0, ", cols,
+            ") and is not ignore_index (", ignore_index, ")");
+    ++valid;
+  }
+  return valid;
+}
+
+void saved_lse(const double* x, const double* target, int64_t rows, int64_t cols, int64_t ignore_index,
+               double* out) {
+  std::vector<double> loss(static_cast<size_t>(rows)), lse(static_cast<size_t>(rows));
+  ref::cross_entropy(x, target, rows, cols, ignore_index, 0.0, 0.0, loss.data(), lse.data());
+  for (int64_t r = 0; r < rows; ++r) out[r] = ref::round_to_f32(lse[size_t(r)]);
+}
 
 void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_t cols,
                const std::vector<double*>& out, const Args& a) {
@@ -66,6 +127,10 @@ void reference(Op op, const std::vector<const double*>& in, int64_t rows, int64_
       return ref::rms_norm(x, in[1], rows, cols, a.eps, y, out[1]);
     case Op::rms_norm_backward:
       return ref::rms_norm_backward(x, in[1], in[2], in[3], rows, cols, y, out[1]);
+    case Op::cross_entropy:  // the reduction (Extent::scalar) is added to, as column sums are
+    case Op::cross_entropy_backward:
+    case Op::cross_entropy_fused:
+      return ce_reference(op, in, rows, cols, out, a);
   }
 }
 
@@ -85,14 +150,18 @@ void reference_parallel(Op op, const std::vector<const double*>& in, int64_t row
         threads);
     return;
   }
-  // Column sums over every row (Extent::col_sum): each chunk of rows adds into a zeroed buffer of
-  // its own, and the buffers are summed in chunk order: the same result for the same thread count
-  // (another count moves the last bits of a double, far inside any tolerance).
+  // Cross-entropy's mean divides by the rows not ignored in all `rows`, not in a chunk's.
+  Args whole = a;
+  if (op_is_cross_entropy(op)) whole.valid_rows = ce_valid_rows(a, in[1], rows);
+  // Column sums over every row (Extent::col_sum, Extent::scalar): each chunk of rows adds into a
+  // zeroed buffer of its own, and the buffers are summed in chunk order: the same result for the
+  // same thread count (another count moves the last bits of a double, far inside any tolerance).
   const int64_t grain = std::max<int64_t>(1, kHostGrain / std::max<int64_t>(cols, 1));
   const size_t chunks = split_range(rows, grain, threads).size();
   std::vector<std::vector<std::vector<double>>> sums(out.size());
   for (size_t k = 0; k < out.size(); ++k)
-    if (spec.outputs[k].extent == Extent::col_sum) sums[k].assign(chunks, std::vector<double>(size_t(cols), 0.0));
+    if (is_row_sum(spec.outputs[k].extent))
+      sums[k].assign(chunks, std::vector<double>(size_t(extent_elems(spec.outputs[k].extent, rows, cols)), 0.0));
   parallel_ranges(
       rows, grain,
       [&](size_t chunk, IndexRange r) {
@@ -102,12 +171,12 @@ void reference_parallel(Op op, const std::vector<const double*>& in, int64_t row
         for (size_t k = 0; k < in.size(); ++k) i2.push_back(in[k] + at(spec.inputs[k].extent));
         for (size_t k = 0; k < out.size(); ++k)
           o2.push_back(sums[k].empty() ? out[k] + at(spec.outputs[k].extent) : sums[k][chunk].data());
-        reference(op, i2, r.end - r.begin, cols, o2, a);
+        reference(op, i2, r.end - r.begin, cols, o2, whole);
       },
       threads);
   for (size_t k = 0; k < out.size(); ++k)
     if (!sums[k].empty())
-      for (int64_t c = 0; c < cols; ++c) {
+      for (int64_t c = 0; c < int64_t(sums[k].empty() ? 0 : sums[k][0].size()); ++c) {
         double s = 0;
         for (const auto& part : sums[k]) s += part[size_t(c)];
         out[k][c] = s;
@@ -115,6 +184,8 @@ void reference_parallel(Op op, const std::vector<const double*>& in, int64_t row
 }
 
 void saved_row_stat(Op op, Source s, const double* x, int64_t rows, int64_t cols, float eps, double* out) {
+  if (s == Source::saved_lse)  // needs the targets: saved_lse()
+    throw std::invalid_argument(std::string(op_name(op)) + ": the saved lse is derived from x and the targets (saved_lse)");
   const bool ln = op == Op::layer_norm_backward;
   if (s == Source::fill || (op != Op::rms_norm_backward && !ln) || (!ln && s == Source::saved_mean))
     throw std::invalid_argument(std::string(op_name(op)) + ": no such saved statistic");
@@ -174,12 +245,16 @@ ColumnSums column_sums_streamed(Op op, int64_t rows, int64_t cols, const Args& a
                                 const RowChunkFetch& fetch, int threads) {
   const OpSpec& spec = op_spec(op);
   const size_t nout = spec.outputs.size();
-  auto is_sum = [&](size_t k) { return spec.outputs[k].extent == Extent::col_sum; };
+  auto is_sum = [&](size_t k) { return is_row_sum(spec.outputs[k].extent); };
+  auto width = [&](size_t k) { return size_t(extent_elems(spec.outputs[k].extent, rows, cols)); };
+  if (op_is_cross_entropy(op) && a.valid_rows < 0)
+    throw std::invalid_argument(std::string(op_name(op)) +
+                                ": the mean over row chunks needs Args::valid_rows (check_targets counts it)");
   ColumnSums cs{std::vector<std::vector<double>>(nout), std::vector<std::vector<double>>(nout)};
   for (size_t k = 0; k < nout; ++k) {
     if (!is_sum(k)) continue;
-    cs.sum[k].assign(size_t(cols), 0.0);
-    cs.magnitude[k].assign(size_t(cols), 0.0);
+    cs.sum[k].assign(width(k), 0.0);
+    cs.magnitude[k].assign(width(k), 0.0);
   }
   chunk_rows = std::max<int64_t>(chunk_rows, 1);
   for (int64_t b = 0; b < rows; b += chunk_rows) {
@@ -193,16 +268,26 @@ ColumnSums column_sums_streamed(Op op, int64_t rows, int64_t cols, const Args& a
     std::vector<double*> out_ptr, mag_ptr;
     for (size_t k = 0; k < nout; ++k) {
       out[k].resize(size_t(extent_elems(spec.outputs[k].extent, n, cols)));
-      if (is_sum(k)) mag[k].assign(size_t(cols), 0.0);
+      if (is_sum(k)) mag[k].assign(width(k), 0.0);
       out_ptr.push_back(out[k].data());
       mag_ptr.push_back(is_sum(k) ? mag[k].data() : nullptr);
     }
     reference_parallel(op, in_ptr, n, cols, out_ptr, a, threads);
     add_col_sum_magnitudes(op, in_ptr, n, cols, mag_ptr, threads);
+    if (op_is_cross_entropy(op))  // the reduction's terms: each row's magnitude times its weight
+      for (size_t k = 0; k < nout; ++k)
+        if (spec.outputs[k].extent == Extent::scalar) {
+          const double w = a.reduction == Reduction::mean ? 1.0 / double(a.valid_rows) : 1.0;
+          for (int64_t r = 0; r < n; ++r) {
+            const double* xr = in_ptr[0] + r * cols;
+            const double lse = op == Op::cross_entropy ? out[1][size_t(r)] : ref::logsumexp(xr, cols);
+            mag[k][0] += w * ce_row_magnitude(xr, cols, in_ptr[1][r], lse, a);
+          }
+        }
     for (size_t k = 0; k < nout; ++k)
-      for (int64_t c = 0; is_sum(k) && c < cols; ++c) {
-        cs.sum[k][size_t(c)] += out[k][size_t(c)];
-        cs.magnitude[k][size_t(c)] += mag[k][size_t(c)];
+      for (size_t c = 0; is_sum(k) && c < width(k); ++c) {
+        cs.sum[k][c] += out[k][c];
+        cs.magnitude[k][c] += mag[k][c];
       }
   }
   return cs;

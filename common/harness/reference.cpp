@@ -143,6 +143,68 @@ void reduce_scale(const double* x, int64_t rows, int64_t cols, double* y) {
   }
 }
 
+double logsumexp(const double* x, int64_t cols) {
+  const RowStats s = row_stats(x, cols);
+  if (s.nan_row) return kNaN;
+  double sum = 0;
+  for (int64_t j = 0; j < cols; ++j) sum += std::exp(x[j] - s.max);
+  return s.max + std::log(sum);
+}
+
+namespace {
+// The class of a row, or -1 when it is ignored, or -2 when it is outside [0, cols).
+int64_t row_class(double t, int64_t cols, int64_t ignore_index) {
+  if (t == double(ignore_index)) return -1;
+  if (!(t >= 0 && t < double(cols))) return -2;
+  return int64_t(t);
+}
+}  // namespace
+
+void cross_entropy(const double* x, const double* target, int64_t rows, int64_t cols, int64_t ignore_index,
+                   double smoothing, double z_loss, double* loss, double* lse) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = x + r * cols;
+    const int64_t t = row_class(target[r], cols, ignore_index);
+    if (t == -1) {
+      loss[r] = lse[r] = 0;
+      continue;
+    }
+    const double l = logsumexp(xr, cols);
+    if (t == -2) {
+      loss[r] = lse[r] = kNaN;
+      continue;
+    }
+    double v = (1 - smoothing) * (l - xr[t]);
+    if (smoothing != 0) {
+      double sum = 0;
+      for (int64_t j = 0; j < cols; ++j) sum += xr[j];
+      v += smoothing * (l - sum / double(cols));
+    }
+    if (z_loss != 0) v += z_loss * l * l;
+    loss[r] = v;
+    lse[r] = l;
+  }
+}
+
+void cross_entropy_backward(const double* x, const double* target, const double* lse, const double* g,
+                            int64_t rows, int64_t cols, int64_t ignore_index, double smoothing, double z_loss,
+                            double* dx) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = x + r * cols;
+    double* d = dx + r * cols;
+    const int64_t t = row_class(target[r], cols, ignore_index);
+    if (t < 0) {
+      for (int64_t j = 0; j < cols; ++j) d[j] = t == -1 ? 0.0 : kNaN;
+      continue;
+    }
+    const double l = lse[r], scale = g[r], zfac = 1 + 2 * z_loss * l, off = smoothing / double(cols);
+    for (int64_t j = 0; j < cols; ++j) {
+      const double p = std::exp(xr[j] - l);  // NaN for every j where lse is NaN
+      d[j] = scale * (p * zfac - (j == t ? 1 - smoothing : 0.0) - off);
+    }
+  }
+}
+
 double relu(double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }
 // 0.5 * x * (1 + erf(x / sqrt(2))) written with erfc: 1 + erf(t) = erfc(-t), which keeps its
 // relative accuracy where 1 + erf cancels (x below about -5).

@@ -53,6 +53,26 @@ double rms_norm_rstd(const double* x, int64_t cols, float eps);
 void rms_norm_backward(const double* x, const double* dy, const double* gamma, const double* rstd, int64_t rows,
                        int64_t cols, double* dx, double* dgamma);
 
+/// Cross-entropy's logsumexp of one row of `cols` logits: max + log(sum(exp(x - max))); NaN where
+/// PyTorch's log_softmax gives a NaN row (a NaN, a +inf, or every element -inf).
+double logsumexp(const double* x, int64_t cols);
+
+/// Cross-entropy per row, target t[r] (a class index widened to double), e = `smoothing`,
+/// z = `z_loss`: loss = (1 - e)(lse - x_t) + e (lse - mean_j x_j) + z lse^2 and lse = logsumexp(x).
+/// A row whose target is `ignore_index` gives loss 0 and lse 0 (unread); a target outside [0, cols)
+/// gives NaN for both. PyTorch's special values follow from the formula: a NaN row gives NaN, a row of
+/// -inf but a finite x_t gives lse = x_t and loss 0 (with e > 0: +inf, mean(x) being -inf).
+void cross_entropy(const double* x, const double* target, int64_t rows, int64_t cols, int64_t ignore_index,
+                   double smoothing, double z_loss, double* loss, double* lse);
+
+/// Cross-entropy backward per row from the saved `lse` and the row's scale `g` (the upstream gradient,
+/// already divided by the count of rows not ignored for a mean):
+/// dx_j = g (p_j (1 + 2 z lse) - (1 - e) [j == t] - e / cols), p_j = exp(x_j - lse).
+/// Rows whose target is `ignore_index` give dx = 0; a target outside [0, cols) gives a NaN row.
+void cross_entropy_backward(const double* x, const double* target, const double* lse, const double* g,
+                            int64_t rows, int64_t cols, int64_t ignore_index, double smoothing, double z_loss,
+                            double* dx);
+
 /// ReduceScale: y = x / max(|x|) per row (PyTorch: `x / x.abs().amax(1, keepdim=True)`).
 void reduce_scale(const double* x, int64_t rows, int64_t cols, double* y);
 

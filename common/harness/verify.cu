@@ -70,6 +70,37 @@ std::vector<Case> suite_cases(const Variant& v, bool quick, bool large) {
       add(300007, 64, "column sums past 2^24 elements", 14);
     }
   }
+  // Cross-entropy (#41): about 1 row in 16 ignored in every case (the targets' fill); here the
+  // scalars and reductions, label smoothing and z-loss, every row ignored (the mean: NaN), and x's
+  // special rows with row r % 8 == 4 -inf everywhere but its target (loss exactly 0).
+  if (op_is_cross_entropy(v.op)) {
+    auto add_ce = [&](int64_t r, int64_t c, std::string why, uint64_t seed, FillSpec f, float e, float z, Reduction red) {
+      if (!fits(v, c)) return;
+      Case k{r, c, seed, 0, f, std::move(why)};
+      k.label_smoothing = e;
+      k.z_loss = z;
+      k.reduction = red;
+      cs.push_back(k);
+    };
+    for (Reduction red : {Reduction::none, Reduction::mean, Reduction::sum})
+      add_ce(37, 1000, std::string("cross-entropy, reduction ") + reduction_name(red), 21, {}, 0, 0, red);
+    add_ce(37, 4099, "cross-entropy, label smoothing 0.1", 22, {}, 0.1f, 0, Reduction::mean);
+    add_ce(37, 4099, "cross-entropy, z-loss 1e-4", 23, {}, 0, 1e-4f, Reduction::mean);
+    add_ce(37, 4099, "cross-entropy, label smoothing 0.1 and z-loss 1e-4, sum", 24, {}, 0.1f, 1e-4f, Reduction::sum);
+    FillSpec none;
+    none.all_ignored = true;
+    add_ce(16, 1000, "cross-entropy, every row ignored (mean of nothing: NaN)", 25, none, 0, 0, Reduction::mean);
+    add_ce(16, 1000, "cross-entropy, every row ignored, sum", 25, none, 0, 0, Reduction::sum);
+    FillSpec ce_special;
+    ce_special.specials = true;
+    ce_special.ce_rows = true;
+    add_ce(40, 1000, "cross-entropy special rows: -inf but the target, all -inf, +inf, NaN", 26, ce_special, 0, 0,
+           Reduction::none);
+    if (!quick) {
+      add_ce(4, int64_t(1) << 18, "cross-entropy, V = 262144", 27, {}, 0, 0, Reduction::mean);
+      add_ce(64, 128256, "cross-entropy, Llama 3's vocabulary", 28, {}, 0, 0, Reduction::mean);
+    }
+  }
   FillSpec shifted;
   shifted.shift = 200.0f;  // exp(200) overflows fp32: the max must be subtracted first
   add(16, 1000, "common offset +200 (shift invariance)", 4, 0, shifted);

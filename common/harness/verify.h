@@ -18,6 +18,10 @@ struct Case {
   int64_t offset = 0;  ///< elements into every buffer: a misaligned view when not 0
   FillSpec fill;       ///< seed is copied from `seed`
   std::string why;     ///< what the case is for ("dispatch threshold 1024 + 1")
+  // Cross-entropy's scalars for this case (Args' fields of the same names); PyTorch's defaults.
+  float label_smoothing = 0.0f;
+  float z_loss = 0.0f;
+  Reduction reduction = Reduction::mean;
 };
 
 /// The suite's cases for a variant (its limits decide the boundary cases). `quick`: small

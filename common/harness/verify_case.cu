@@ -77,6 +77,8 @@ std::vector<char> fetch_tensor(const void* dev, DType t, Extent e, int64_t cols,
       return fetch_rows(dev, t, cols, ids);
     case Extent::per_row:
       return fetch_rows(dev, t, 1, ids);
+    case Extent::scalar:
+      return fetch_rows(dev, t, 1, row0);
     default:
       return fetch_rows(dev, t, cols, row0);
   }
@@ -150,7 +152,7 @@ ColumnSums case_column_sums(const Variant& v, const Case& c, const std::vector<V
 }
 
 bool has_col_sums(const OpSpec& spec) {
-  return std::any_of(spec.outputs.begin(), spec.outputs.end(), [](const OutputSpec& o) { return o.extent == Extent::col_sum; });
+  return std::any_of(spec.outputs.begin(), spec.outputs.end(), [](const OutputSpec& o) { return is_row_sum(o.extent); });
 }
 
 }  // namespace
@@ -160,7 +162,13 @@ std::string case_name(const Variant& v, const Case& c) {
   std::snprintf(buf, sizeof buf, "%s/%s/%s rows=%lld cols=%lld seed=%llu offset=%lld", op_name(v.op), v.kernel.c_str(),
                 dtype_name(v.dtype), (long long)c.rows, (long long)c.cols, (unsigned long long)c.seed,
                 (long long)c.offset);
-  return buf;
+  std::string name = buf;
+  if (op_is_cross_entropy(v.op)) {  // the scalars the case was run with
+    std::snprintf(buf, sizeof buf, " reduction=%s label_smoothing=%g z_loss=%g", reduction_name(c.reduction),
+                  double(c.label_smoothing), double(c.z_loss));
+    name += buf;
+  }
+  return name;
 }
 
 // Runs one case: fill, poison NaN, launch, check guards; poison finite, launch, check the two
@@ -205,6 +213,9 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   a.rows = c.rows;
   a.cols = c.cols;
   a.alpha = 1.7f;  // scale: a factor that rounds (1.7 is not a short binary fraction)
+  a.label_smoothing = c.label_smoothing;  // cross-entropy's scalars
+  a.z_loss = c.z_loss;
+  a.reduction = c.reduction;
   bool seen_per_col = false;
   std::vector<void*> in_ptrs;
   for (View& iv : ins) in_ptrs.push_back(iv.data);
@@ -216,6 +227,14 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
         continue;  // derived from x, below
       } else if (k == 0) {
         fill(ins[0].data, dt, c.rows, c.cols, f, s);
+      } else if (t.elem == Elem::i32) {  // cross-entropy's targets, one per row, coupled to x's special rows
+        FillSpec tf = side_input_fill(f, int(k), false);
+        tf.classes = c.cols;
+        tf.ignore_index = int32_t(a.ignore_index);
+        tf.all_ignored = f.all_ignored;
+        tf.ce_rows = f.ce_rows && f.specials;
+        tf.keep_seed = f.seed;
+        fill(ins[k].data, dt, c.rows, 1, tf, s);
       } else {
         const bool first_per_col = t.extent == Extent::per_col && !seen_per_col;
         seen_per_col = seen_per_col || t.extent == Extent::per_col;
@@ -225,9 +244,15 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
       }
     }
     seen_per_col = false;
-    fill_derived_inputs(v.op, v.dtype, c.rows, c.cols, a.eps, in_ptrs, s);  // a norm backward's saved mean, rstd
+    fill_derived_inputs(v.op, v.dtype, c.rows, c.cols, a.eps, in_ptrs, s, a.ignore_index);  // saved mean, rstd, lse
   };
   fill_inputs();
+  // Cross-entropy's targets, checked on the host as the kernels cannot afford to (a bad one is a
+  // UsageError: exit 2), and counted: the mean's divisor for the references, which see sampled rows.
+  if (op_is_cross_entropy(v.op)) {
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    a.valid_rows = check_device_targets(ins[1].data, c.rows, c.cols, a.ignore_index);
+  }
   if ((v.op == Op::softmax_backward || v.op == Op::log_softmax_backward) && c.rows * c.cols <= kCheckAllUpTo)
     make_forward_output(ins[0].data, v.dtype, c.rows, c.cols, v.op == Op::log_softmax_backward, s);
   for (size_t k = 0; k < spec.inputs.size(); ++k) a.*(spec.inputs[k].slot) = ins[k].data;
@@ -289,6 +314,8 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
       char where[80];  // a column sum is one row of cols sums, each over every row
       if (ext == Extent::col_sum)
         std::snprintf(where, sizeof where, "col %lld, a sum over every row", (long long)e);
+      else if (ext == Extent::scalar)
+        std::snprintf(where, sizeof where, "the reduction over every row");
       else
         std::snprintf(where, sizeof where, "row %lld, col %lld", (long long)ids[e / width], (long long)(e % width));
       char buf[280];
@@ -309,7 +336,7 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   }
   reference_parallel(v.op, in_ptr, int64_t(ids.size()), c.cols, ref_ptr, a);
   for (size_t k = 0; k < nout; ++k)  // the sampled rows' column sums give way to every row's
-    if (spec.outputs[k].extent == Extent::col_sum) std::copy(sums.sum[k].begin(), sums.sum[k].end(), ref[k].begin());
+    if (is_row_sum(spec.outputs[k].extent)) std::copy(sums.sum[k].begin(), sums.sum[k].end(), ref[k].begin());
 
   if (!save_dir.empty()) {
     mkdir(save_dir.c_str(), 0755);
@@ -317,6 +344,7 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
     auto shape_of = [&](Extent e) {
       return e == Extent::matrix    ? std::vector<int64_t>{int64_t(ids.size()), c.cols}
              : e == Extent::per_row ? std::vector<int64_t>{int64_t(ids.size())}
+             : e == Extent::scalar  ? std::vector<int64_t>{1}
                                     : std::vector<int64_t>{c.cols};
     };
     for (size_t k = 0; k < spec.inputs.size(); ++k)
@@ -334,11 +362,12 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   bool all_ok = true;
   for (size_t k = 0; k < nout; ++k) {
     const OutputSpec& o = spec.outputs[k];
-    const bool col_sum = o.extent == Extent::col_sum;
+    const bool col_sum = is_row_sum(o.extent);  // a column sum, or cross-entropy's reduction (1 column)
     const CompareResult r =
-        col_sum ? compare_col_sum(got[k].data(), ref[k].data(), sums.magnitude[k].data(), c.rows, c.cols)
+        col_sum ? compare_col_sum(got[k].data(), ref[k].data(), sums.magnitude[k].data(), c.rows,
+                                  extent_elems(o.extent, c.rows, c.cols))
                 : compare_output(v.op, v.dtype, int(k), in_ptr, ref_ptr, got[k].data(), int64_t(ids.size()), c.cols,
-                                 ids.data());
+                                 ids.data(), host_threads(), &a);
     char buf[240];
     std::snprintf(buf, sizeof buf, "%s%smax_abs_err %.3g, max_rel_err %.3g over %lld elements%s",
                   details.empty() ? "" : "; ", nout > 1 ? (std::string(o.name) + ": ").c_str() : "", r.max_abs_err,

@@ -108,6 +108,82 @@ TEST(CheckOpArgs, NormBackwardRefusesBadInputByName) {
   EXPECT_EQ(message(a, Op::layer_norm_backward), "layer_norm_backward: input 'dy' is null");
 }
 
+// Cross-entropy's cases (#41): each reduction, label smoothing, z-loss, every row ignored, the
+// special rows with -inf but the target; V = 262144 in the full suite only. Other ops get none.
+TEST(SuiteCases, CrossEntropyScalarsAndSpecialTargets) {
+  course::Variant v{course::Op::cross_entropy_fused, "k", course::DType::bf16, nullptr, course::Limits{}, nullptr};
+  const auto full = course::suite_cases(v, false, false), quick = course::suite_cases(v, true, false);
+  auto count = [](const std::vector<course::Case>& cs, auto pred) { return std::count_if(cs.begin(), cs.end(), pred); };
+  for (const auto* cs : {&full, &quick}) {
+    for (course::Reduction red : {course::Reduction::none, course::Reduction::mean, course::Reduction::sum})
+      EXPECT_GE(count(*cs, [&](const course::Case& c) { return c.reduction == red; }), 1);
+    EXPECT_GE(count(*cs, [](const course::Case& c) { return c.label_smoothing == 0.1f; }), 1);
+    EXPECT_GE(count(*cs, [](const course::Case& c) { return c.z_loss > 0; }), 1);
+    EXPECT_EQ(count(*cs, [](const course::Case& c) { return c.fill.all_ignored; }), 2);
+    EXPECT_EQ(count(*cs, [](const course::Case& c) { return c.fill.ce_rows && c.fill.specials; }), 1);
+  }
+  EXPECT_TRUE(has(full, 4, 262144));
+  EXPECT_FALSE(has(quick, 4, 262144));
+  const auto softmax = course::suite_cases(variant(course::Limits{}), false, false);
+  EXPECT_EQ(count(softmax, [](const course::Case& c) { return c.fill.all_ignored || c.label_smoothing != 0; }), 0);
+}
+
+// Cross-entropy's launch checks (#41): V = 0, a null target or saved lse by name, the scalars out of
+// range; the forward has no Args::y and needs none.
+TEST(CheckOpArgs, CrossEntropyRefusesBadInputByName) {
+  static char buf[64], other[64];
+  auto args = [](course::Op op, int64_t rows, int64_t cols) {
+    course::Args a;
+    a.rows = rows;
+    a.cols = cols;
+    for (const course::InputSpec& t : course::op_spec(op).inputs) a.*(t.slot) = buf;
+    for (const course::OutputSpec& t : course::op_spec(op).outputs) a.*(t.slot) = buf;
+    if (op == course::Op::cross_entropy) a.lse = other;
+    return a;
+  };
+  auto message = [](const course::Args& a, course::Op op) -> std::string {
+    try {
+      course::check_op_args(a, op);
+    } catch (const course::UsageError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  using course::Op;
+  for (Op op : {Op::cross_entropy, Op::cross_entropy_backward, Op::cross_entropy_fused}) {
+    SCOPED_TRACE(course::op_name(op));
+    EXPECT_TRUE(course::check_op_args(args(op, 4, 8), op));
+    EXPECT_FALSE(course::check_op_args(args(op, 0, 8), op));  // nothing to do
+    EXPECT_EQ(message(args(op, 4, 0), op), "cols must be >= 1, got 0");
+    course::Args a = args(op, 4, 8);
+    a.target = nullptr;
+    EXPECT_EQ(message(a, op), std::string(course::op_name(op)) + ": input 'target' is null");
+    a = args(op, 4, 8);
+    a.label_smoothing = 1.5f;
+    EXPECT_EQ(message(a, op), std::string(course::op_name(op)) + ": label_smoothing must be in [0, 1], got 1.5");
+    a = args(op, 4, 8);
+    a.z_loss = -1.0f;
+    EXPECT_EQ(message(a, op), std::string(course::op_name(op)) + ": z_loss must be finite and >= 0, got -1");
+    a = args(op, 4, 8);
+    a.reduction = static_cast<course::Reduction>(7);
+    EXPECT_EQ(message(a, op), std::string(course::op_name(op)) + ": reduction must be none, mean or sum, got 7");
+    a = args(op, 4, 8);
+    a.ignore_index = int64_t(1) << 40;
+    EXPECT_NE(message(a, op).find("does not fit the int32 targets"), std::string::npos);
+  }
+  course::Args a = args(Op::cross_entropy, 4, 8);
+  EXPECT_EQ(a.y, nullptr);  // the forward writes no y
+  a.lse = a.loss;
+  EXPECT_EQ(message(a, Op::cross_entropy), "cross_entropy: loss and lse are one buffer (each holds rows fp32 values of its own)");
+  a = args(Op::cross_entropy_backward, 4, 8);
+  a.saved_lse = nullptr;
+  EXPECT_EQ(message(a, Op::cross_entropy_backward),
+            "cross_entropy_backward: input 'lse' is null (the forward's saved per-row statistic, fp32, rows elements)");
+  a = args(Op::cross_entropy_fused, 4, 8);
+  a.loss_reduced = nullptr;
+  EXPECT_EQ(message(a, Op::cross_entropy_fused), "cross_entropy_fused: output 'loss_reduced' is null");
+}
+
 // --kernel selects by the variant's whole name, op/kernel/dtype, as --list prints it.
 TEST(VariantSelection, KernelFilterMatchesTheWholeName) {
   const course::Variant v{course::Op::log_softmax_backward, "cluster", course::DType::f16, nullptr, {}, nullptr};

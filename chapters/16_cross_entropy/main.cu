@@ -1,0 +1,41 @@
+/// @file main.cu
+/// @brief Chapter 16's executable (first version, #41): cross-entropy forward, backward and the
+/// fused forward and backward, a block per row, on the common harness.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <string>
+
+#include "harness/harness.h"
+#include "launch.cuh"
+
+namespace {
+
+using course::DType;
+using course::Op;
+
+template <typename T>
+void add_type(course::Chapter& ch, DType d) {
+  const std::string text = "cols < 2^31, any rows; a block per row, 16-byte packs from each row's first boundary";
+  ch.add(Op::cross_entropy, "rows", d, ch16::cross_entropy<T>, course::Limits{0, {}, text});
+  ch.add(Op::cross_entropy_backward, "rows", d, ch16::cross_entropy_backward<T>, course::Limits{0, {}, text},
+         ch16::count_workspace);
+  const int64_t cached = ch16::fused_cache_max_cols<T>();
+  ch.add(Op::cross_entropy_fused, "rows", d, ch16::cross_entropy_fused<T>,
+         course::Limits{0, cached > 0 ? std::vector<int64_t>{cached} : std::vector<int64_t>{},
+                        text + "; one read up to " +
+                            (cached > 0 ? std::to_string(cached) : std::string("the GPU's shared memory")) +
+                            " columns (the row in shared memory), two past it"},
+         ch16::count_workspace);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  course::Chapter ch("16_cross_entropy", "Cross-entropy over a large vocabulary: loss and gradient (first version)");
+  add_type<float>(ch, DType::f32);
+  add_type<__half>(ch, DType::f16);
+  add_type<__nv_bfloat16>(ch, DType::bf16);
+  ch.add_sweep({{4096, 16384}, {32000, 50257, 128256}});  // language models' vocabularies
+  return ch.run(argc, argv);
+}
