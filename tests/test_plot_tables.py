@@ -19,7 +19,8 @@
 - fmt_profile takes its caption from a profile's "# how" line where it has one, and shows a
   metric the profile did not collect as "-";
 - fmt_shapes (the shapes marker) shows a shapes sweep's percent of the copy of the same bytes and
-  ours over each peer's GB/s where the peer has the shape, and raises where the data is missing;
+  ours over each peer's GB/s where the peer has the shape, names only the peers in the table, and
+  raises where the data is missing;
 - fmt_balance labels each run of one kernel from the "# launches" line and refuses a profile
   without those labels or the SM cycle metrics;
 - with matplotlib: a chapter figure and the progression are drawn from synthetic data with and
@@ -352,6 +353,11 @@ with tempfile.TemporaryDirectory() as d:
     check("| 1025 | 80% (2.00x cudnn) | 80% |" in text and "| 4097 | 80% |  |" in text
           and "ch12_x.shapes.json" in text and "peer_cudnn.shapes.json" in text,
           f"shapes marker: percent of the matched copy, ours over cuDNN where it has the shape; got {text}")
+    other = [("layer_norm/torch/f32/rows:49152/cols:1025/iterations:25/manual_time", 900)]  # another op only
+    os.rename(write_chapter(gpu_dir, "peer_torch", other, matched=True), os.path.join(gpu_dir, "peer_torch.shapes.json"))
+    text = markers.rewrite_markers("<!-- shapes ch12_x softmax 49152 test-gpu -->\n<!-- /shapes -->", {}, {}, d)
+    check("peer_torch.shapes.json" not in text and "cudnn: cuDNN" in text,
+          f"shapes marker: the caption names the peers in the table only; got {text}")
     text = markers.rewrite_markers("<!-- shapes ch12_x softmax 49152 from=2000 test-gpu -->\n<!-- /shapes -->",
                                    {}, {}, d)
     check("| 4097 |" in text and "| 1025 |" not in text, f"shapes marker: from=C leaves out narrower cols; got {text}")

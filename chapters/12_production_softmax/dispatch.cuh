@@ -80,8 +80,8 @@ bool cluster_of(const Load& load, const Store& store, int64_t rows, int64_t cols
 /// Store (the plain softmax). A row read one element at a time takes the warp path where the tile
 /// path was chosen. The path set's tile and cluster launchers are compiled only where it has them
 /// (tile_of, cluster_of). `phase` (pick_phase, -1 for none): a row that is not a whole number of
-/// packs is still read in packs on the warp and shared-memory paths, with its head and tail
-/// peeled (blocks/peel.h).
+/// packs is still read in packs on the warp, block-registers, shared-memory and uncached paths,
+/// with its head and tail peeled (blocks/peel.h).
 template <typename Paths, typename X, bool kBlockRegs, typename Load, typename Store>
 void forward(Path path, policy::Op op, int pack, const Load& load, const Store& store, int64_t rows, int64_t cols,
              bool log, cudaStream_t stream, int phase = -1) {

@@ -98,9 +98,10 @@ inline const char* block_regs_limit_text() {
 /// The block-registers path (softmax_block_regs_kernel and the backward's): a block per row, each
 /// thread holding up to policy::kBlockRegsMaxElems elements of each tensor in registers (four fp32
 /// packs, two 16-bit ones, or 16 elements read one at a time), so rows of up to 1024 x 16 = 16384
-/// columns. The dispatch takes it, with 16-byte packs only and from policy::long_rows_min rows
-/// (enough to fill every SM with resident rows), for the forward's rows of more than 4 KB and
-/// under 16 KB of x and the backward's of 4 KB to 32 KB of y and dy (policy::block_regs_*_fits).
+/// columns. The dispatch takes it, with 16-byte packs (a peeled row's too, up to 8 KB) and from
+/// policy::long_rows_min rows (enough to fill every SM with resident rows), for the forward's rows
+/// of more than 4 KB and under 16 KB of x and the backward's of 4 KB to 32 KB of y and dy
+/// (policy::block_regs_*_fits).
 ///
 /// The block size. A block holds a whole row in flight, so an SM with r resident blocks has r rows
 /// of loads in flight: r x row_bytes (the bytes a row reads). Of 128, 256, 384, 512, 768 and 1024

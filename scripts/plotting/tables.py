@@ -217,11 +217,21 @@ def fmt_shapes(ours, peers, op, rows, first=0):
             cells.append(f"{r['pct_of_matched_copy']:.0f}%" + (f" ({', '.join(ratios)})" if ratios else ""))
         lines.append("| " + " | ".join(cells) + " |")
     kernels = sorted({r["kernel"] for r in mine})
-    src = "; ".join(f"`{data_path(p)}`" for _, p in sorted(peers.items()))
+    label = {"cudnn": "cuDNN", "torch": "PyTorch eager", "torch_compile": "torch.compile"}
+    src = "; ".join(f"{p}: {label.get(p, p)}, `{data_path(peers[p])}`" for p in names)  # the peers in the table
     lines += ["", f"{op} at rows = {rows}" + (f" from {first} columns" if first else "")
               + f", `{'`, `'.join(kernels)}`: percent of a copy of the same bytes "
               f"(the harness's matched copy), `{data_path(ours)}`"
               + (f"; in parentheses its GB/s over the peer's at the same shape, by the same method ({src})"
                  if names else "")
-              + (". A blank: the peer did not run the shape (past what it takes)." if names else ".")]
+              + (". A peer missing from a cell did not run that shape (past what it takes, or its run ended "
+                 "first)." if names else ".")]
+    # Ours and a peer from different runs (another commit or board): say so, as the peers' tables do.
+    def run_of(ch):
+        c = ch.get("context", {})
+        return (str(c.get("git_commit", "?")), str(c.get("gpu_uuid", "?")))
+    apart = [p for p in names if run_of(peers[p]) != run_of(ours)]
+    if apart:
+        lines[-1] += (f" Ours and {', '.join(apart)} come from different runs (the files' `git_commit` or "
+                      f"`gpu_uuid` differ): read differences of a percent or two as the boards', not the kernels'.")
     return "\n".join(lines)
