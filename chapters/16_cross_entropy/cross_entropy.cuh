@@ -7,6 +7,7 @@
 /// that adds in a fixed order: the same bits on every run.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 
 #include "08_online_softmax/online_softmax.cuh"
 #include "12_production_softmax/paths_common.cuh"
+#include "13_hopper_softmax/paths_cluster.cuh"
 #include "blocks/convert.cuh"
 #include "blocks/occupancy.cuh"
 #include "blocks/pack.cuh"
@@ -29,7 +31,8 @@ using course::MaxSum;
 using course::Pack;
 using course::RowPeel;
 
-constexpr int kBlock = 512;  // a block per vocabulary row: 32K-256K columns, 8-64 packs a thread
+constexpr int kBlock = 512;         // a block per vocabulary row: 32K-256K columns, 8-64 packs a thread
+constexpr int kClusterBlock = 1024;  // a cluster's block: a chunk of up to 227 KB, alone on its SM
 
 /// The scalars every kernel needs.
 struct Ce {
@@ -37,66 +40,69 @@ struct Ce {
   float smoothing, z_loss;
 };
 
-/// Calls f(p, values, n) for each piece of row `row` this thread owns: its packs (kPack values
-/// from column p) from the row's first boundary, then one edge element of the peel (blocks/peel.h).
-/// kUnroll packs are loaded before any is used: a block alone on its SM (a long row cached) needs
-/// several 16-byte loads in flight per thread (chapter 12's for_each_pack: 4 of fp32, 2 of 16-bit).
-template <typename T, int kPack, typename F>
-__device__ __forceinline__ void for_each_piece(const T* xr, const RowPeel& pl, F&& f) {
+/// Calls f(p, col, values, n) for each piece of row `row` this thread owns: its packs
+/// first ... first + count - 1 (p counted from `first`, kPack values from column col), then, when
+/// `edges` is set, one edge element of the peel (blocks/peel.h; p = -1). The whole row is
+/// first = 0, count = pl.packs, edges; a cluster's block takes a chunk of it. kUnroll packs are
+/// loaded before any is used: a block alone on its SM (a long row cached) needs several 16-byte
+/// loads in flight per thread (chapter 12's for_each_pack: 4 of fp32, 2 of 16-bit).
+template <typename T, int kPack, int kBlock, typename F>
+__device__ __forceinline__ void for_each_piece(const T* xr, const RowPeel& pl, int64_t first, int64_t count,
+                                               bool edges, F&& f) {
   constexpr int kUnroll = kPack >= 8 ? 2 : 4;
-  for (int64_t q0 = threadIdx.x; q0 < pl.packs; q0 += int64_t(kBlock) * kUnroll) {
+  const T* base = xr + pl.head + first * kPack;
+  for (int64_t q0 = threadIdx.x; q0 < count; q0 += int64_t(kBlock) * kUnroll) {
     Pack<T, kPack> held[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (q0 + u * kBlock < pl.packs) held[u] = course::load_pack<T, kPack>(xr + pl.head + (q0 + u * kBlock) * kPack);
+      if (q0 + u * kBlock < count) held[u] = course::load_pack<T, kPack>(base + (q0 + u * kBlock) * kPack);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (q0 + u * kBlock < pl.packs) {
+      if (q0 + u * kBlock < count) {
+        const int64_t p = q0 + u * kBlock;
         float v[kPack];
         course::ScalarConvert<T>::to_floats(held[u], v);
-        f(pl.head + (q0 + u * kBlock) * kPack, v, kPack);
+        f(p, pl.head + (first + p) * kPack, v, kPack);
       }
   }
-  if (int(threadIdx.x) < pl.edges) {
+  if (edges && int(threadIdx.x) < pl.edges) {
     const int64_t col = pl.edge_col(int(threadIdx.x));
     float v = course::to_float(xr[col]);
-    f(col, &v, 1);
+    f(int64_t(-1), col, &v, 1);
   }
 }
 
-/// The row's (max, sum of exp) and, with label smoothing, the sum of its logits, over the block;
-/// each piece is also passed to keep(col, values, n) (the fused kernel's cache; a no-op elsewhere).
+/// A row's (max, sum of exp) pair and, with label smoothing, the sum of its logits.
 struct RowSums {
   MaxSum ms;
-  float sum_x;
-  float x_t;  ///< the target's logit, taken in pass 1 by the thread whose piece holds it
+  float sum_x = 0.0f;
 };
+__device__ __forceinline__ RowSums merge_sums(RowSums a, RowSums b) {
+  return {course::merge(a.ms, b.ms), a.sum_x + b.sum_x};
+}
+
+/// This thread's pieces' RowSums, merged over the block (every thread gets the result); each
+/// piece is also passed to keep(p, col, values, n) (the fused kernel's cache; a no-op elsewhere).
 struct KeepNothing {
-  __device__ void operator()(int64_t, const float*, int) const {}
+  __device__ void operator()(int64_t, int64_t, const float*, int) const {}
 };
-/// `target`: the row's class; `slot`: 0 or 1, alternating row by row (the shared x_t of one row is
-/// read while a faster thread may already write the next row's: the merge's barriers keep every
-/// thread within one row of the others). Taking x_t in pass 1 lets dx be written over the logits.
-template <typename T, int kPack, typename Keep = KeepNothing>
-__device__ RowSums row_sums(const T* xr, const RowPeel& pl, bool smoothing, int64_t target, int slot, Keep keep = {}) {
-  __shared__ float x_t[2];
+template <typename T, int kPack, int kBlock, typename Keep = KeepNothing>
+__device__ RowSums row_sums(const T* xr, const RowPeel& pl, int64_t first, int64_t count, bool edges, bool smoothing,
+                            Keep keep = {}) {
   MaxSum t;
   float sx = 0.0f;
-  for_each_piece<T, kPack>(xr, pl, [&](int64_t col, const float* v, int n) {
+  for_each_piece<T, kPack, kBlock>(xr, pl, first, count, edges, [&](int64_t p, int64_t col, const float* v, int n) {
     if (n == kPack) {
       course::online_update<kPack>(t, v);
     } else {
       course::online_update<1>(t, v);
     }
-    for (int j = 0; j < n; ++j) {
-      sx += v[j];
-      if (col + j == target) x_t[slot] = v[j];
-    }
-    keep(col, v, n);
+    for (int j = 0; j < n; ++j) sx += v[j];
+    keep(p, col, v, n);
   });
   const MaxSum r = course::block_merge<kBlock>(t);
   const float s = smoothing ? ch12::block_allreduce<kBlock>(sx, ch12::Sum{}, 0.0f) : 0.0f;
-  return {r, s, x_t[slot]};
+  return {r, s};
 }
 
 /// logsumexp from the pair: NaN for a row of -inf only (as the float64 reference: log_softmax is
@@ -118,11 +124,12 @@ __device__ __forceinline__ int64_t row_class(int32_t t, const Ce& c) {
 }
 
 /// [forward_kernel]
+/// Thread 0 reads the target's logit x_t itself, before the merge's barriers: no thread reads
+/// the logits after them, so a fused kernel may write dlogits over the logits there.
 template <typename T, int kPack>
 __global__ void __launch_bounds__(kBlock)
     ce_forward_kernel(const T* __restrict__ x, const int32_t* __restrict__ target, Ce c, int phase,
                       float* __restrict__ loss, float* __restrict__ lse) {
-  int slot = 0;
   for (int64_t row = blockIdx.x; row < c.rows; row += gridDim.x) {
     const int64_t t = row_class(target[row], c);  // the same in every thread: the branches stay uniform
     if (t < 0) {                                  // ignored: 0; a target outside [0, cols): NaN, the row not read
@@ -130,11 +137,12 @@ __global__ void __launch_bounds__(kBlock)
       continue;
     }
     const T* xr = x + row * c.cols;
-    const RowSums s = row_sums<T, kPack>(xr, RowPeel::of<kPack>(phase, row, c.cols), c.smoothing != 0.0f, t, slot);
-    slot ^= 1;
+    const float x_t = threadIdx.x == 0 ? course::to_float(xr[t]) : 0.0f;
+    const RowPeel pl = RowPeel::of<kPack>(phase, row, c.cols);
+    const RowSums s = row_sums<T, kPack, kBlock>(xr, pl, 0, pl.packs, true, c.smoothing != 0.0f);
     if (threadIdx.x == 0) {
       const float l = lse_of(s.ms);
-      loss[row] = loss_of(c, l, s.x_t, s.sum_x);
+      loss[row] = loss_of(c, l, x_t, s.sum_x);
       lse[row] = l;
     }
   }
@@ -157,10 +165,10 @@ __device__ __forceinline__ void write_dx(T* dxr, const float* v, int n, int64_t 
   }
 }
 
-/// Writes a row of zeros (an ignored row's dlogits) or NaN (a target outside [0, cols)).
-template <typename T>
-__device__ __forceinline__ void fill_row(T* dxr, int64_t cols, float v) {
-  for (int64_t j = threadIdx.x; j < cols; j += kBlock) dxr[j] = course::from_float<T>(v);
+/// Writes columns [begin, end) of a row with v: an ignored row's zeros, or NaN (a target outside [0, cols)).
+template <typename T, int kBlock>
+__device__ __forceinline__ void fill_row(T* dxr, int64_t begin, int64_t end, float v) {
+  for (int64_t j = begin + threadIdx.x; j < end; j += kBlock) dxr[j] = course::from_float<T>(v);
 }
 
 /// [backward_kernel]
@@ -176,64 +184,140 @@ __global__ void __launch_bounds__(kBlock)
     const int64_t t = row_class(target[row], c);
     T* dxr = dx + row * c.cols;
     if (t < 0) {
-      fill_row(dxr, c.cols, t == -1 ? 0.0f : NAN);
+      fill_row<T, kBlock>(dxr, 0, c.cols, t == -1 ? 0.0f : NAN);
       continue;
     }
     const float l = lse[row], scale = dloss[row] * per;
-    for_each_piece<T, kPack>(
-        x + row * c.cols, RowPeel::of<kPack>(phase, row, c.cols),
-        [&](int64_t col, const float* v, int n) { write_dx<T, kPack>(dxr, v, n, col, t, l, scale, c); });
+    const RowPeel pl = RowPeel::of<kPack>(phase, row, c.cols);
+    for_each_piece<T, kPack, kBlock>(x + row * c.cols, pl, 0, pl.packs, true,
+                                     [&](int64_t, int64_t col, const float* v, int n) {
+                                       write_dx<T, kPack>(dxr, v, n, col, t, l, scale, c);
+                                     });
   }
 }
 /// [backward_kernel]
 
+/// [fused_chunk]
+/// Loss and dlogits of one row's packs first ... first + count - 1 (and its edges when `edges`)
+/// from one read where they are cached (kCached: kept in shared memory at `cache`, pack p at
+/// cache + p * kPack, an edge in the register of the thread that reads it), else two. `merge`
+/// turns the block's RowSums into the row's (the identity for a block per row; chapter 13's
+/// exchange through distributed shared memory for a cluster's chunk). `x_t`: the target's logit,
+/// in the thread that writes the loss (loss_out non-null). x and dx may be one buffer (dlogits
+/// written over the logits): each thread rewrites only the pieces it has read, after the merge's
+/// barriers (every read of the row done). `scale`: the upstream gradient (over the count for a mean).
+template <typename T, int kPack, int kBlock, bool kCached, typename Merge>
+__device__ __forceinline__ void fused_chunk(const T* xr, T* dxr, const RowPeel& pl, int64_t first, int64_t count,
+                                            bool edges, T* cache, int64_t t, float x_t, float scale, const Ce& c,
+                                            float* loss_out, Merge merge) {
+  float edge = 0.0f;  // this thread's edge element, if it has one
+  auto keep = [&](int64_t p, int64_t, const float* v, int n) {
+    if constexpr (kCached) {
+      if (n == kPack) {
+        Pack<T, kPack> pk;
+        course::ScalarConvert<T>::from_floats(v, pk);  // exact: the values came from T
+        course::store_pack<T, kPack>(cache + p * kPack, pk);
+      } else {
+        edge = v[0];
+      }
+    }
+  };
+  const RowSums s = merge(row_sums<T, kPack, kBlock>(xr, pl, first, count, edges, c.smoothing != 0.0f, keep));
+  const float l = lse_of(s.ms);
+  if (loss_out) *loss_out = loss_of(c, l, x_t, s.sum_x);
+  auto write = [&](int64_t, int64_t col, const float* v, int n) { write_dx<T, kPack>(dxr, v, n, col, t, l, scale, c); };
+  if constexpr (kCached) {
+    for (int64_t p = threadIdx.x; p < count; p += kBlock) {
+      float v[kPack];
+      course::ScalarConvert<T>::to_floats(course::load_pack<T, kPack>(cache + p * kPack), v);
+      write(p, pl.head + (first + p) * kPack, v, kPack);
+    }
+    if (edges && int(threadIdx.x) < pl.edges) write(-1, pl.edge_col(int(threadIdx.x)), &edge, 1);
+  } else {
+    for_each_piece<T, kPack, kBlock>(xr, pl, first, count, edges, write);
+  }
+}
+/// [fused_chunk]
+
 /// [fused_kernel]
-/// x and dx may be one buffer (dlogits written over the logits): each thread rewrites only the
-/// pieces it has just read, after the merge's barrier (every read of pass 1 done), and x_t was
-/// taken in pass 1. Loss and dlogits of each row from one read where it is cached (kCached: the row kept in shared
-/// memory as stored while the first pass reads it, the second pass reading it back), else two reads.
-/// The cache keeps the row's alignment: column col at cache[shift + col], shift putting the row's
-/// first pack boundary on a 16-byte one. g0: the reduced loss's upstream gradient (over count for a mean).
+/// A block per row: the whole row is the block's chunk. The cache is reused row after row: a
+/// barrier keeps the next row's first pass from overwriting what a slower thread still reads.
+/// g0: the reduced loss's upstream gradient (over count for a mean).
 template <typename T, int kPack, bool kCached>
 __global__ void __launch_bounds__(kBlock)
     ce_fused_kernel(const T* x, const int32_t* __restrict__ target, float g0, const float* __restrict__ count,
                     bool mean, Ce c, int phase, T* dx, float* __restrict__ loss) {
   extern __shared__ __align__(16) unsigned char smem[];
   const float scale = mean ? g0 / *count : g0;
-  int slot = 0;
   for (int64_t row = blockIdx.x; row < c.rows; row += gridDim.x) {
     const int64_t t = row_class(target[row], c);
     T* dxr = dx + row * c.cols;
     if (t < 0) {
-      fill_row(dxr, c.cols, t == -1 ? 0.0f : NAN);
+      fill_row<T, kBlock>(dxr, 0, c.cols, t == -1 ? 0.0f : NAN);
       if (threadIdx.x == 0) loss[row] = t == -1 ? 0.0f : NAN;
       continue;
     }
     const T* xr = x + row * c.cols;
+    const float x_t = threadIdx.x == 0 ? course::to_float(xr[t]) : 0.0f;
     const RowPeel pl = RowPeel::of<kPack>(phase, row, c.cols);
-    T* cr = reinterpret_cast<T*>(smem) + (kPack - pl.head % kPack) % kPack;  // cr + head: 16-byte aligned
     if (kCached) __syncthreads();  // the previous row's second pass is done with the cache
-    auto keep = [&](int64_t col, const float* v, int n) {
-      if constexpr (kCached) {
-        if (n == kPack) {
-          Pack<T, kPack> pk;
-          course::ScalarConvert<T>::from_floats(v, pk);  // exact: the values came from T
-          course::store_pack<T, kPack>(cr + col, pk);
-        } else {
-          cr[col] = course::from_float<T>(v[0]);
-        }
-      }
-    };
-    const RowSums s = row_sums<T, kPack>(xr, pl, c.smoothing != 0.0f, t, slot, keep);
-    slot ^= 1;
-    const float l = lse_of(s.ms);
-    if (threadIdx.x == 0) loss[row] = loss_of(c, l, s.x_t, s.sum_x);
-    for_each_piece<T, kPack>(kCached ? cr : xr, pl, [&](int64_t col, const float* v, int n) {
-      write_dx<T, kPack>(dxr, v, n, col, t, l, scale, c);
-    });
+    fused_chunk<T, kPack, kBlock, kCached>(xr, dxr, pl, 0, pl.packs, true, reinterpret_cast<T*>(smem), t, x_t, scale,
+                                           c, threadIdx.x == 0 ? loss + row : nullptr, [](RowSums s) { return s; });
   }
 }
 /// [fused_kernel]
+
+/// [fused_cluster_kernel]
+/// A row too long for one block's shared memory, shared by a cluster of blocks (chapter 13): block
+/// `rank` caches packs rank * chunk_packs ... of it (block 0 also its edges), the blocks exchange
+/// their RowSums through distributed shared memory, and each writes its chunk's dlogits. One read
+/// of the row; one row per cluster (grid: rows x cluster size). Needs sm_90.
+template <typename T, int kPack, int kClusterBlock>
+__global__ void __launch_bounds__(kClusterBlock)
+    ce_fused_cluster_kernel(const T* x, const int32_t* __restrict__ target, float g0,
+                            const float* __restrict__ count, bool mean, Ce c, int phase, int64_t chunk_packs, T* dx,
+                            float* __restrict__ loss) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ RowSums mine;
+  const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  const int64_t row = blockIdx.x / cluster.num_blocks();
+  const int rank = int(cluster.block_rank());
+  const int64_t t = row_class(target[row], c);
+  T* dxr = dx + row * c.cols;
+  if (t < 0) {  // the whole cluster leaves: no block waits at a cluster barrier
+    const int64_t per = course::ceil_div(c.cols, int64_t(cluster.num_blocks()));
+    const int64_t begin = rank * per, end = begin + per < c.cols ? begin + per : c.cols;
+    fill_row<T, kClusterBlock>(dxr, begin, end, t == -1 ? 0.0f : NAN);
+    if (rank == 0 && threadIdx.x == 0) loss[row] = t == -1 ? 0.0f : NAN;
+    return;
+  }
+  const T* xr = x + row * c.cols;
+  const bool writes_loss = rank == 0 && threadIdx.x == 0;
+  const float x_t = writes_loss ? course::to_float(xr[t]) : 0.0f;  // before the cluster's barrier
+  const RowPeel pl = RowPeel::of<kPack>(phase, row, c.cols);
+  const int64_t first = rank * chunk_packs, left = pl.packs - first;
+  const int64_t n = left < chunk_packs ? (left > 0 ? left : 0) : chunk_packs;
+  const float scale = mean ? g0 / *count : g0;
+  fused_chunk<T, kPack, kClusterBlock, true>(
+      xr, dxr, pl, first, n, rank == 0, reinterpret_cast<T*>(smem), t, x_t, scale, c, writes_loss ? loss + row : nullptr,
+      [&](RowSums s) {
+        return ch13::cluster_allreduce(cluster, &mine, s, RowSums{}, [](RowSums v) {
+          for (int offset = 16; offset > 0; offset /= 2) {
+            RowSums o;
+            o.ms.m = __shfl_xor_sync(0xffffffffu, v.ms.m, offset);
+            o.ms.d = __shfl_xor_sync(0xffffffffu, v.ms.d, offset);
+            o.sum_x = __shfl_xor_sync(0xffffffffu, v.sum_x, offset);
+            v = merge_sums(v, o);
+          }
+          return v;
+        });
+      });
+#else
+  __trap();  // the host launches it only on sm_90 and later (launch.cuh)
+#endif
+}
+/// [fused_cluster_kernel]
 
 /// [reduce_kernel]
 /// The count of rows not ignored, and the reduction of the per-row losses (loss may be null: the

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "cross_entropy.cuh"
 
@@ -75,42 +76,91 @@ void cross_entropy_backward(const course::Args& a, cudaStream_t stream) {
   });
 }
 
-/// The longest row the fused kernel caches on this GPU (0 without a device): the cache holds
-/// cols + kPack elements (its alignment shift).
+/// The shared memory one block may give a cached row or chunk: the opt-in maximum less the
+/// kernel's own static shared memory (0 without a device). Asked once per kernel.
+template <typename Kernel>
+int64_t cache_budget(Kernel kernel) {
+  const int optin = course::smem_per_block_optin();
+  return optin == 0 ? 0 : int64_t(optin) - int64_t(course::allow_max_smem(kernel));
+}
+
+/// The longest row one block caches on this GPU (0 without a device). The cache holds the row's
+/// whole packs, at most cols / kPack of them (the peel's edges stay in registers).
 template <typename T>
 int64_t fused_cache_max_cols() {
   static const int64_t cols = [] {  // asked once: the launcher asks on every launch
-    const int optin = course::smem_per_block_optin();
-    if (optin == 0) return int64_t(0);
     constexpr int kPack = 16 / sizeof(T);
-    const size_t static_bytes = course::allow_max_smem(ce_fused_kernel<T, kPack, true>);
-    return (int64_t(optin) - int64_t(static_bytes)) / int64_t(sizeof(T)) - kPack;
+    const int64_t budget = cache_budget(ce_fused_kernel<T, kPack, true>);
+    return budget <= 0 ? int64_t(0) : budget / 16 * kPack + kPack - 1;
   }();
   return cols;
 }
 
+/// The smallest cluster (2 to ch12's kMaxClusterBlocks blocks) whose blocks' shared memory holds
+/// a row of `cols`, each block a chunk of ceil(packs / csize) packs; 0 when none does or the GPU
+/// has no clusters (sm_90 and later).
+template <typename T>
+int fused_cluster_size(int64_t cols) {
+  constexpr int kPack = 16 / sizeof(T);
+  if (!ch12::device().clusters) return 0;
+  static const int64_t budget = cache_budget(ce_fused_cluster_kernel<T, kPack, kClusterBlock>);
+  for (int csize = 2; csize <= ch12::policy::kMaxClusterBlocks; csize *= 2)
+    if (course::ceil_div(cols / kPack, int64_t(csize)) * 16 <= budget) return csize;
+  return 0;
+}
+
+/// The row lengths where the fused kernel's choice changes (for the suite's thresholds +-1): the
+/// longest row a block caches, then the longest a cluster of each size caches.
+template <typename T>
+std::vector<int64_t> fused_thresholds() {
+  std::vector<int64_t> v;
+  const int64_t one = fused_cache_max_cols<T>();
+  if (one <= 0) return v;
+  v.push_back(one);
+  if (!ch12::device().clusters) return v;
+  constexpr int kPack = 16 / sizeof(T);
+  const int64_t budget = cache_budget(ce_fused_cluster_kernel<T, kPack, kClusterBlock>);
+  for (int csize = 2; csize <= ch12::policy::kMaxClusterBlocks; csize *= 2)
+    v.push_back((budget / 16 * csize) * kPack + kPack - 1);  // chunks of budget / 16 packs, whole
+  return v;
+}
+
+/// [fused_launch]
 /// Op::cross_entropy_fused: a.y = dlogits, a.loss per row and a.loss_reduced, from a.x and a.target
-/// (upstream gradient a.loss_grad).
+/// (upstream gradient a.loss_grad). One read of each row where a block (up to fused_cache_max_cols)
+/// or a cluster of blocks (sm_90) holds it in shared memory; two reads otherwise.
 template <typename T>
 void cross_entropy_fused(const course::Args& a, cudaStream_t stream) {
   if (!course::check_op_args(a, course::Op::cross_entropy_fused, course::kPeelMaxCols, "cols < 2^31")) return;
   const bool mean = a.reduction == course::Reduction::mean;
   const float* count = count_rows(a, course::Op::cross_entropy_fused, stream);
   const bool cached = a.cols <= fused_cache_max_cols<T>();
+  const int csize = cached ? 0 : fused_cluster_size<T>(a.cols);
   with_pack_phase<T>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}}, [&](auto pack, int phase) {
     constexpr int kPack = decltype(pack)::value;
     const auto* x = static_cast<const T*>(a.x);
     const auto* target = static_cast<const int32_t*>(a.target);
+    auto* dx = static_cast<T*>(a.y);
+    auto* loss = static_cast<float*>(a.loss);
     if (cached) {
       auto kernel = ce_fused_kernel<T, kPack, true>;
-      const size_t smem = size_t(a.cols + kPack) * sizeof(T);
       course::allow_max_smem(kernel);
-      kernel<<<row_grid(a.rows), kBlock, smem, stream>>>(x, target, a.loss_grad, count, mean, ce_of(a), phase,
-                                                         static_cast<T*>(a.y), static_cast<float*>(a.loss));
-    } else {
-      ce_fused_kernel<T, kPack, false><<<row_grid(a.rows), kBlock, 0, stream>>>(
-          x, target, a.loss_grad, count, mean, ce_of(a), phase, static_cast<T*>(a.y), static_cast<float*>(a.loss));
+      kernel<<<row_grid(a.rows), kBlock, size_t(a.cols / kPack) * 16, stream>>>(x, target, a.loss_grad, count, mean,
+                                                                                ce_of(a), phase, dx, loss);
+      CUDA_CHECK_LAUNCH();
+      return;
     }
+    if constexpr (kPack * sizeof(T) == 16) {  // a cluster caches whole packs
+      if (csize > 0) {
+        const int64_t chunk = course::ceil_div(a.cols / kPack, int64_t(csize));
+        if (ch13::detail::launch_clusters(ce_fused_cluster_kernel<T, kPack, kClusterBlock>, a.rows, csize,
+                                          kClusterBlock, size_t(chunk) * 16, stream, true, x, target, a.loss_grad,
+                                          count, mean, ce_of(a), phase, chunk, dx, loss))
+          return;
+      }
+    }
+    ce_fused_kernel<T, kPack, false><<<row_grid(a.rows), kBlock, 0, stream>>>(x, target, a.loss_grad, count, mean,
+                                                                               ce_of(a), phase, dx, loss);
     CUDA_CHECK_LAUNCH();
   });
   ce_reduce_kernel<<<1, kReduceBlock, 0, stream>>>(static_cast<const int32_t*>(a.target),
@@ -118,5 +168,6 @@ void cross_entropy_fused(const course::Args& a, cudaStream_t stream) {
                                                    nullptr, static_cast<float*>(a.loss_reduced));
   CUDA_CHECK_LAUNCH();
 }
+/// [fused_launch]
 
 }  // namespace ch16

@@ -20,12 +20,12 @@ void add_type(course::Chapter& ch, DType d) {
   ch.add(Op::cross_entropy, "rows", d, ch16::cross_entropy<T>, course::Limits{0, {}, text});
   ch.add(Op::cross_entropy_backward, "rows", d, ch16::cross_entropy_backward<T>, course::Limits{0, {}, text},
          ch16::count_workspace);
-  const int64_t cached = ch16::fused_cache_max_cols<T>();
-  ch.add(Op::cross_entropy_fused, "rows", d, ch16::cross_entropy_fused<T>,
-         course::Limits{0, cached > 0 ? std::vector<int64_t>{cached} : std::vector<int64_t>{},
-                        text + "; one read up to " +
-                            (cached > 0 ? std::to_string(cached) : std::string("the GPU's shared memory")) +
-                            " columns (the row in shared memory), two past it"},
+  const std::vector<int64_t> thresholds = ch16::fused_thresholds<T>();
+  const std::string fused_text =
+      thresholds.empty() ? text + "; one read of rows a block caches, two past them"
+                         : text + "; one read up to " + std::to_string(thresholds.back()) +
+                               " columns (a block, then a cluster of 2-16 blocks, holds the row in shared memory), two past it";
+  ch.add(Op::cross_entropy_fused, "rows", d, ch16::cross_entropy_fused<T>, course::Limits{0, thresholds, fused_text},
          ch16::count_workspace);
 }
 
