@@ -31,8 +31,39 @@ using course::MaxSum;
 using course::Pack;
 using course::RowPeel;
 
-constexpr int kBlock = 512;         // a block per vocabulary row: 32K-256K columns, 8-64 packs a thread
-constexpr int kClusterBlock = 1024;  // a cluster's block: a chunk of up to 227 KB, alone on its SM
+constexpr int kLargeBlock = 512;  // a block per row of more than kSmallRowPacks packs: 8-64 packs a thread at 32K-256K columns
+constexpr int kSmallBlock = 128;  // rows of up to kSmallRowPacks packs: 16 blocks an SM
+constexpr int64_t kSmallRowPacks = 2048;
+/// The most shared memory a fused block caches where clusters can share a row (sm_90): longer rows
+/// are split over a cluster, so that 3 blocks fit an SM and one block's read overlaps another's
+/// writing (a block alone on its SM alternates between them).
+constexpr int64_t kChunkMaxBytes = 64 * 1024;
+
+/// exp(x) for the 16-bit types: the SFU's ex2 (chapter 12's row_exp: within the 16-bit output's
+/// rounding); expf for fp32.
+template <typename T>
+__device__ __forceinline__ float ce_exp(float x) {
+  return ch12::row_exp<sizeof(T) == 2>(x);
+}
+
+/// Chapter 08's online_update with ce_exp: one rescale per pack.
+template <typename T, int kPack>
+__device__ __forceinline__ void online_update(MaxSum& t, const float* v) {
+  float pack_max = v[0];
+#pragma unroll
+  for (int j = 1; j < kPack; ++j) pack_max = fmaxf(pack_max, v[j]);
+  const float m = fmaxf(t.m, pack_max);
+  if (m == -INFINITY) {  // only -inf so far (which adds 0) or NaN (which must poison the sum)
+#pragma unroll
+    for (int j = 0; j < kPack; ++j)
+      if (isnan(v[j])) t.d = NAN;
+    return;
+  }
+  float d = t.d * ce_exp<T>(t.m - m);
+#pragma unroll
+  for (int j = 0; j < kPack; ++j) d += ce_exp<T>(v[j] - m);
+  t = {m, d};
+}
 
 /// The scalars every kernel needs.
 struct Ce {
@@ -93,9 +124,9 @@ __device__ RowSums row_sums(const T* xr, const RowPeel& pl, int64_t first, int64
   float sx = 0.0f;
   for_each_piece<T, kPack, kBlock>(xr, pl, first, count, edges, [&](int64_t p, int64_t col, const float* v, int n) {
     if (n == kPack) {
-      course::online_update<kPack>(t, v);
+      online_update<T, kPack>(t, v);
     } else {
-      course::online_update<1>(t, v);
+      online_update<T, 1>(t, v);
     }
     for (int j = 0; j < n; ++j) sx += v[j];
     keep(p, col, v, n);
@@ -126,7 +157,7 @@ __device__ __forceinline__ int64_t row_class(int32_t t, const Ce& c) {
 /// [forward_kernel]
 /// Thread 0 reads the target's logit x_t itself, before the merge's barriers: no thread reads
 /// the logits after them, so a fused kernel may write dlogits over the logits there.
-template <typename T, int kPack>
+template <typename T, int kPack, int kBlock>
 __global__ void __launch_bounds__(kBlock)
     ce_forward_kernel(const T* __restrict__ x, const int32_t* __restrict__ target, Ce c, int phase,
                       float* __restrict__ loss, float* __restrict__ lse) {
@@ -149,13 +180,21 @@ __global__ void __launch_bounds__(kBlock)
 }
 /// [forward_kernel]
 
-/// dlogits of one piece: (softmax (1 + 2 z lse) - (1 - e) [col == t] - e / V) x scale.
+/// dlogits of one piece: (softmax (1 + 2 z lse) - (1 - e) [col == t] - e / V) x scale, as
+/// a exp(x - lse) + b, less `hit` at the target (Dx: the constants, once per row).
+struct Dx {
+  float l, a, b, hit;
+  __device__ Dx(float lse, float scale, const Ce& c)
+      : l(lse),
+        a(scale * (1.0f + 2.0f * c.z_loss * lse)),
+        b(-scale * c.smoothing / float(c.cols)),
+        hit(scale * (1.0f - c.smoothing)) {}
+};
 template <typename T, int kPack>
-__device__ __forceinline__ void write_dx(T* dxr, const float* v, int n, int64_t col, int64_t t, float l, float scale,
-                                         const Ce& c) {
-  const float zfac = 1.0f + 2.0f * c.z_loss * l, off = c.smoothing / float(c.cols);
+__device__ __forceinline__ void write_dx(T* dxr, const float* v, int n, int64_t col, int64_t t, const Dx& k) {
+  const int at = t >= col && t < col + n ? int(t - col) : -1;  // the target's place in this piece, if it is in it
   float d[kPack];
-  for (int j = 0; j < n; ++j) d[j] = scale * (expf(v[j] - l) * zfac - (col + j == t ? 1.0f - c.smoothing : 0.0f) - off);
+  for (int j = 0; j < n; ++j) d[j] = fmaf(k.a, ce_exp<T>(v[j] - k.l), k.b) - (j == at ? k.hit : 0.0f);
   if (n == kPack) {
     Pack<T, kPack> pk;
     course::ScalarConvert<T>::from_floats(d, pk);
@@ -174,7 +213,7 @@ __device__ __forceinline__ void fill_row(T* dxr, int64_t begin, int64_t end, flo
 /// [backward_kernel]
 /// Each row's upstream gradient dloss[row], over the count of rows not ignored (count, on the
 /// device) for a mean.
-template <typename T, int kPack>
+template <typename T, int kPack, int kBlock>
 __global__ void __launch_bounds__(kBlock)
     ce_backward_kernel(const T* x, const int32_t* __restrict__ target, const float* __restrict__ lse,
                        const float* __restrict__ dloss, const float* __restrict__ count, bool mean, Ce c, int phase,
@@ -187,11 +226,11 @@ __global__ void __launch_bounds__(kBlock)
       fill_row<T, kBlock>(dxr, 0, c.cols, t == -1 ? 0.0f : NAN);
       continue;
     }
-    const float l = lse[row], scale = dloss[row] * per;
+    const Dx k(lse[row], dloss[row] * per, c);
     const RowPeel pl = RowPeel::of<kPack>(phase, row, c.cols);
     for_each_piece<T, kPack, kBlock>(x + row * c.cols, pl, 0, pl.packs, true,
                                      [&](int64_t, int64_t col, const float* v, int n) {
-                                       write_dx<T, kPack>(dxr, v, n, col, t, l, scale, c);
+                                       write_dx<T, kPack>(dxr, v, n, col, t, k);
                                      });
   }
 }
@@ -225,7 +264,8 @@ __device__ __forceinline__ void fused_chunk(const T* xr, T* dxr, const RowPeel& 
   const RowSums s = merge(row_sums<T, kPack, kBlock>(xr, pl, first, count, edges, c.smoothing != 0.0f, keep));
   const float l = lse_of(s.ms);
   if (loss_out) *loss_out = loss_of(c, l, x_t, s.sum_x);
-  auto write = [&](int64_t, int64_t col, const float* v, int n) { write_dx<T, kPack>(dxr, v, n, col, t, l, scale, c); };
+  const Dx k(l, scale, c);
+  auto write = [&](int64_t, int64_t col, const float* v, int n) { write_dx<T, kPack>(dxr, v, n, col, t, k); };
   if constexpr (kCached) {
     for (int64_t p = threadIdx.x; p < count; p += kBlock) {
       float v[kPack];
@@ -243,7 +283,7 @@ __device__ __forceinline__ void fused_chunk(const T* xr, T* dxr, const RowPeel& 
 /// A block per row: the whole row is the block's chunk. The cache is reused row after row: a
 /// barrier keeps the next row's first pass from overwriting what a slower thread still reads.
 /// g0: the reduced loss's upstream gradient (over count for a mean).
-template <typename T, int kPack, bool kCached>
+template <typename T, int kPack, int kBlock, bool kCached>
 __global__ void __launch_bounds__(kBlock)
     ce_fused_kernel(const T* x, const int32_t* __restrict__ target, float g0, const float* __restrict__ count,
                     bool mean, Ce c, int phase, T* dx, float* __restrict__ loss) {
@@ -272,8 +312,8 @@ __global__ void __launch_bounds__(kBlock)
 /// `rank` caches packs rank * chunk_packs ... of it (block 0 also its edges), the blocks exchange
 /// their RowSums through distributed shared memory, and each writes its chunk's dlogits. One read
 /// of the row; one row per cluster (grid: rows x cluster size). Needs sm_90.
-template <typename T, int kPack, int kClusterBlock>
-__global__ void __launch_bounds__(kClusterBlock)
+template <typename T, int kPack, int kBlock>
+__global__ void __launch_bounds__(kBlock)
     ce_fused_cluster_kernel(const T* x, const int32_t* __restrict__ target, float g0,
                             const float* __restrict__ count, bool mean, Ce c, int phase, int64_t chunk_packs, T* dx,
                             float* __restrict__ loss) {
@@ -288,7 +328,7 @@ __global__ void __launch_bounds__(kClusterBlock)
   if (t < 0) {  // the whole cluster leaves: no block waits at a cluster barrier
     const int64_t per = course::ceil_div(c.cols, int64_t(cluster.num_blocks()));
     const int64_t begin = rank * per, end = begin + per < c.cols ? begin + per : c.cols;
-    fill_row<T, kClusterBlock>(dxr, begin, end, t == -1 ? 0.0f : NAN);
+    fill_row<T, kBlock>(dxr, begin, end, t == -1 ? 0.0f : NAN);
     if (rank == 0 && threadIdx.x == 0) loss[row] = t == -1 ? 0.0f : NAN;
     return;
   }
@@ -299,7 +339,7 @@ __global__ void __launch_bounds__(kClusterBlock)
   const int64_t first = rank * chunk_packs, left = pl.packs - first;
   const int64_t n = left < chunk_packs ? (left > 0 ? left : 0) : chunk_packs;
   const float scale = mean ? g0 / *count : g0;
-  fused_chunk<T, kPack, kClusterBlock, true>(
+  fused_chunk<T, kPack, kBlock, true>(
       xr, dxr, pl, first, n, rank == 0, reinterpret_cast<T*>(smem), t, x_t, scale, c, writes_loss ? loss + row : nullptr,
       [&](RowSums s) {
         return ch13::cluster_allreduce(cluster, &mine, s, RowSums{}, [](RowSums v) {

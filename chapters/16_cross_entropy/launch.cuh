@@ -15,18 +15,25 @@
 
 namespace ch16 {
 
-/// Calls f(std::integral_constant<int, kPack>, phase): 16-byte packs from each row's first boundary
-/// when the pointers share the peel's phase, else one element at a time.
+/// Calls f(std::integral_constant<int, kPack>, std::integral_constant<int, kBlock>, phase):
+/// 16-byte packs from each row's first boundary when the pointers share the peel's phase, else one
+/// element at a time; blocks of kSmallBlock threads for rows of up to kSmallRowPacks packs, else
+/// kLargeBlock.
 template <typename T, typename F>
 void with_pack_phase(int64_t cols, std::initializer_list<std::pair<const void*, int>> ptrs, F&& f) {
   constexpr int kMax = 16 / sizeof(T);
   const int phase = course::pick_phase<kMax>(cols, ptrs);
-  if (phase >= 0) return f(std::integral_constant<int, kMax>{}, phase);
-  f(std::integral_constant<int, 1>{}, 0);
+  auto with_block = [&](auto pack, int ph) {
+    if (cols / decltype(pack)::value <= kSmallRowPacks) return f(pack, std::integral_constant<int, kSmallBlock>{}, ph);
+    f(pack, std::integral_constant<int, kLargeBlock>{}, ph);
+  };
+  if (phase >= 0) return with_block(std::integral_constant<int, kMax>{}, phase);
+  with_block(std::integral_constant<int, 1>{}, 0);
 }
 
 inline Ce ce_of(const course::Args& a) { return {a.rows, a.cols, a.ignore_index, a.label_smoothing, a.z_loss}; }
-inline unsigned row_grid(int64_t rows) { return course::resident_grid(rows, 1, kBlock, 8); }
+/// A grid of up to 8 waves of blocks of `block` threads, each taking rows block, block + grid, ...
+inline unsigned row_grid(int64_t rows, int block) { return course::resident_grid(rows, 1, block, 8); }
 
 /// The workspace of the backward and the fused call: the count of rows not ignored (one float).
 inline size_t count_workspace(int64_t, int64_t, course::DType) { return 16; }
@@ -37,8 +44,9 @@ void cross_entropy(const course::Args& a, cudaStream_t stream) {
   if (!course::check_op_args(a, course::Op::cross_entropy, course::kPeelMaxCols, "cols < 2^31")) return;
   const Ce c = ce_of(a);
   const auto* target = static_cast<const int32_t*>(a.target);
-  with_pack_phase<T>(a.cols, {{a.x, sizeof(T)}}, [&](auto pack, int phase) {
-    ce_forward_kernel<T, decltype(pack)::value><<<row_grid(a.rows), kBlock, 0, stream>>>(
+  with_pack_phase<T>(a.cols, {{a.x, sizeof(T)}}, [&](auto pack, auto block, int phase) {
+    constexpr int kBlock = decltype(block)::value;
+    ce_forward_kernel<T, decltype(pack)::value, kBlock><<<row_grid(a.rows, kBlock), kBlock, 0, stream>>>(
         static_cast<const T*>(a.x), target, c, phase, static_cast<float*>(a.loss), static_cast<float*>(a.lse));
     CUDA_CHECK_LAUNCH();
   });
@@ -67,8 +75,9 @@ template <typename T>
 void cross_entropy_backward(const course::Args& a, cudaStream_t stream) {
   if (!course::check_op_args(a, course::Op::cross_entropy_backward, course::kPeelMaxCols, "cols < 2^31")) return;
   const float* count = count_rows(a, course::Op::cross_entropy_backward, stream);
-  with_pack_phase<T>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}}, [&](auto pack, int phase) {
-    ce_backward_kernel<T, decltype(pack)::value><<<row_grid(a.rows), kBlock, 0, stream>>>(
+  with_pack_phase<T>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}}, [&](auto pack, auto block, int phase) {
+    constexpr int kBlock = decltype(block)::value;
+    ce_backward_kernel<T, decltype(pack)::value, kBlock><<<row_grid(a.rows, kBlock), kBlock, 0, stream>>>(
         static_cast<const T*>(a.x), static_cast<const int32_t*>(a.target), static_cast<const float*>(a.saved_lse),
         static_cast<const float*>(a.dloss), count, a.reduction == course::Reduction::mean, ce_of(a), phase,
         static_cast<T*>(a.y));
@@ -84,28 +93,37 @@ int64_t cache_budget(Kernel kernel) {
   return optin == 0 ? 0 : int64_t(optin) - int64_t(course::allow_max_smem(kernel));
 }
 
-/// The longest row one block caches on this GPU (0 without a device). The cache holds the row's
-/// whole packs, at most cols / kPack of them (the peel's edges stay in registers).
+/// The longest row one block caches on this GPU (0 without a device): the opt-in maximum, or
+/// kChunkMaxBytes where clusters take longer rows. The cache holds the row's whole packs, at most
+/// cols / kPack of them (the peel's edges stay in registers).
 template <typename T>
 int64_t fused_cache_max_cols() {
   static const int64_t cols = [] {  // asked once: the launcher asks on every launch
     constexpr int kPack = 16 / sizeof(T);
-    const int64_t budget = cache_budget(ce_fused_kernel<T, kPack, true>);
+    int64_t budget = cache_budget(ce_fused_kernel<T, kPack, kLargeBlock, true>);
+    if (ch12::device().clusters && budget > kChunkMaxBytes) budget = kChunkMaxBytes;
     return budget <= 0 ? int64_t(0) : budget / 16 * kPack + kPack - 1;
   }();
   return cols;
 }
 
-/// The smallest cluster (2 to ch12's kMaxClusterBlocks blocks) whose blocks' shared memory holds
-/// a row of `cols`, each block a chunk of ceil(packs / csize) packs; 0 when none does or the GPU
-/// has no clusters (sm_90 and later).
+/// The packs a cluster's block caches at most: kChunkMaxBytes (0 without clusters).
+template <typename T>
+int64_t cluster_chunk_max_packs() {
+  constexpr int kPack = 16 / sizeof(T);
+  if (!ch12::device().clusters) return 0;
+  static const int64_t budget = cache_budget(ce_fused_cluster_kernel<T, kPack, kLargeBlock>);
+  return (budget < kChunkMaxBytes ? budget : kChunkMaxBytes) / 16;
+}
+
+/// The smallest cluster (2 to ch12's kMaxClusterBlocks blocks) whose blocks hold a row of `cols`,
+/// each a chunk of ceil(packs / csize) packs; 0 when none does or the GPU has no clusters.
 template <typename T>
 int fused_cluster_size(int64_t cols) {
   constexpr int kPack = 16 / sizeof(T);
-  if (!ch12::device().clusters) return 0;
-  static const int64_t budget = cache_budget(ce_fused_cluster_kernel<T, kPack, kClusterBlock>);
-  for (int csize = 2; csize <= ch12::policy::kMaxClusterBlocks; csize *= 2)
-    if (course::ceil_div(cols / kPack, int64_t(csize)) * 16 <= budget) return csize;
+  const int64_t most = cluster_chunk_max_packs<T>();
+  for (int csize = 2; most > 0 && csize <= ch12::policy::kMaxClusterBlocks; csize *= 2)
+    if (course::ceil_div(cols / kPack, int64_t(csize)) <= most) return csize;
   return 0;
 }
 
@@ -113,16 +131,20 @@ int fused_cluster_size(int64_t cols) {
 /// longest row a block caches, then the longest a cluster of each size caches.
 template <typename T>
 std::vector<int64_t> fused_thresholds() {
-  std::vector<int64_t> v;
-  const int64_t one = fused_cache_max_cols<T>();
-  if (one <= 0) return v;
-  v.push_back(one);
-  if (!ch12::device().clusters) return v;
   constexpr int kPack = 16 / sizeof(T);
-  const int64_t budget = cache_budget(ce_fused_cluster_kernel<T, kPack, kClusterBlock>);
-  for (int csize = 2; csize <= ch12::policy::kMaxClusterBlocks; csize *= 2)
-    v.push_back((budget / 16 * csize) * kPack + kPack - 1);  // chunks of budget / 16 packs, whole
+  std::vector<int64_t> v;
+  if (fused_cache_max_cols<T>() <= 0) return v;
+  v.push_back(fused_cache_max_cols<T>());
+  for (int csize = 2; cluster_chunk_max_packs<T>() > 0 && csize <= ch12::policy::kMaxClusterBlocks; csize *= 2)
+    v.push_back(cluster_chunk_max_packs<T>() * csize * kPack + kPack - 1);
   return v;
+}
+
+/// The longest row of kSmallBlock blocks (all three operations).
+template <typename T>
+int64_t small_block_max_cols() {
+  constexpr int kPack = 16 / sizeof(T);
+  return kSmallRowPacks * kPack + kPack - 1;
 }
 
 /// [fused_launch]
@@ -136,31 +158,31 @@ void cross_entropy_fused(const course::Args& a, cudaStream_t stream) {
   const float* count = count_rows(a, course::Op::cross_entropy_fused, stream);
   const bool cached = a.cols <= fused_cache_max_cols<T>();
   const int csize = cached ? 0 : fused_cluster_size<T>(a.cols);
-  with_pack_phase<T>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}}, [&](auto pack, int phase) {
-    constexpr int kPack = decltype(pack)::value;
+  with_pack_phase<T>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}}, [&](auto pack, auto block, int phase) {
+    constexpr int kPack = decltype(pack)::value, kBlock = decltype(block)::value;
     const auto* x = static_cast<const T*>(a.x);
     const auto* target = static_cast<const int32_t*>(a.target);
     auto* dx = static_cast<T*>(a.y);
     auto* loss = static_cast<float*>(a.loss);
-    if (cached) {
-      auto kernel = ce_fused_kernel<T, kPack, true>;
+    if (cached && kPack * sizeof(T) == 16) {  // the cache holds 16-byte packs; scalar rows are read twice
+      auto kernel = ce_fused_kernel<T, kPack, kBlock, true>;
       course::allow_max_smem(kernel);
-      kernel<<<row_grid(a.rows), kBlock, size_t(a.cols / kPack) * 16, stream>>>(x, target, a.loss_grad, count, mean,
-                                                                                ce_of(a), phase, dx, loss);
+      kernel<<<row_grid(a.rows, kBlock), kBlock, size_t(a.cols / kPack) * 16, stream>>>(
+          x, target, a.loss_grad, count, mean, ce_of(a), phase, dx, loss);
       CUDA_CHECK_LAUNCH();
       return;
     }
-    if constexpr (kPack * sizeof(T) == 16) {  // a cluster caches whole packs
+    if constexpr (kPack * sizeof(T) == 16 && kBlock == kLargeBlock) {  // a cluster caches whole packs
       if (csize > 0) {
         const int64_t chunk = course::ceil_div(a.cols / kPack, int64_t(csize));
-        if (ch13::detail::launch_clusters(ce_fused_cluster_kernel<T, kPack, kClusterBlock>, a.rows, csize,
-                                          kClusterBlock, size_t(chunk) * 16, stream, true, x, target, a.loss_grad,
-                                          count, mean, ce_of(a), phase, chunk, dx, loss))
+        if (ch13::detail::launch_clusters(ce_fused_cluster_kernel<T, kPack, kLargeBlock>, a.rows, csize, kLargeBlock,
+                                          size_t(chunk) * 16, stream, true, x, target, a.loss_grad, count, mean,
+                                          ce_of(a), phase, chunk, dx, loss))
           return;
       }
     }
-    ce_fused_kernel<T, kPack, false><<<row_grid(a.rows), kBlock, 0, stream>>>(x, target, a.loss_grad, count, mean,
-                                                                               ce_of(a), phase, dx, loss);
+    ce_fused_kernel<T, kPack, kBlock, false><<<row_grid(a.rows, kBlock), kBlock, 0, stream>>>(
+        x, target, a.loss_grad, count, mean, ce_of(a), phase, dx, loss);
     CUDA_CHECK_LAUNCH();
   });
   ce_reduce_kernel<<<1, kReduceBlock, 0, stream>>>(static_cast<const int32_t*>(a.target),

@@ -128,10 +128,12 @@ class Chapter {
   /// Adds a second set of shapes to the benchmark sweep (the standard sweep is there first).
   void add_sweep(Sweep sweep) { sweeps_.push_back(std::move(sweep)); }
 
-  /// Replaces the sweeps (elementwise chapters: flat sizes instead of the row-wise shapes).
-  void set_sweeps(std::vector<Sweep> sweeps) {
+  /// Replaces the sweeps: flat sizes instead of the row-wise shapes (elementwise chapters), or
+  /// row-wise shapes of the chapter's own (`rowwise`: chapter 16's vocabularies; --sweep shapes
+  /// still applies).
+  void set_sweeps(std::vector<Sweep> sweeps, bool rowwise = false) {
     sweeps_ = std::move(sweeps);
-    rowwise_sweeps_ = false;
+    rowwise_sweeps_ = rowwise;
   }
   /// Whether the chapter times row-wise shapes (--sweep shapes applies), not flat sizes.
   bool rowwise_sweeps() const { return rowwise_sweeps_; }
