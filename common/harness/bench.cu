@@ -139,8 +139,13 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
       else
         fill(p, tensor_dtype(t.elem, v.dtype), 1, extent_elems(t.extent, rows, cols), f, ctx.stream);
     }
-    // A norm backward's saved mean and rstd: x's, as the forward saves them (the suite's too).
-    fill_derived_inputs(v.op, v.dtype, rows, cols, a.eps, in_ptrs, ctx.stream, a.ignore_index);
+    // A norm backward's saved mean and rstd: x's, as the forward saves them (the suite's too); a
+    // cross-entropy backward's saved lse from x on the device (saved_lse_on_device).
+    if (op_is_cross_entropy(v.op) && a.saved_lse)
+      saved_lse_on_device(v.dtype, rows, cols, a.x, static_cast<const int32_t*>(a.target), a.ignore_index,
+                          static_cast<float*>(const_cast<void*>(a.saved_lse)), ctx.stream);
+    else
+      fill_derived_inputs(v.op, v.dtype, rows, cols, a.eps, in_ptrs, ctx.stream, a.ignore_index);
     for (size_t k = 0; k < spec.outputs.size(); ++k) {
       const OutputSpec& t = spec.outputs[k];
       a.*(t.slot) = in_place && k == 0 ? const_cast<void*>(a.x) : view(t.extent, t.elem);

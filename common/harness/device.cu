@@ -192,6 +192,53 @@ void fill_derived_inputs(Op op, DType t, int64_t rows, int64_t cols, float eps, 
     CUDA_CHECK(cudaMemcpy(in[derived[d]], stat[d].data(), stat[d].size() * sizeof(float), cudaMemcpyHostToDevice));
 }
 
+namespace {
+template <typename T>
+__global__ void saved_lse_kernel(const T* __restrict__ x, const int32_t* __restrict__ target, int64_t cols,
+                                 int64_t ignore_index, float* __restrict__ lse) {
+  __shared__ float part[32];
+  const T* xr = x + int64_t(blockIdx.x) * cols;
+  float m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, to_float(xr[j]));
+  for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = m;
+  __syncthreads();
+  m = part[0];
+  for (int w = 1; w < int(blockDim.x / 32); ++w) m = fmaxf(m, part[w]);
+  __syncthreads();
+  float d = 0.0f;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) d += expf(to_float(xr[j]) - m);
+  for (int o = 16; o > 0; o /= 2) d += __shfl_xor_sync(0xffffffffu, d, o);
+  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = d;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  d = 0.0f;
+  for (int w = 0; w < int(blockDim.x / 32); ++w) d += part[w];
+  lse[blockIdx.x] = target[blockIdx.x] == ignore_index ? 0.0f : m + logf(d);
+}
+}  // namespace
+
+void saved_lse_on_device(DType t, int64_t rows, int64_t cols, const void* x, const int32_t* target,
+                         int64_t ignore_index, float* lse, cudaStream_t s) {
+  if (rows == 0 || cols == 0) return;
+  require(rows <= 2147483647, "saved_lse_on_device: rows < 2^31");
+  const unsigned grid = unsigned(rows);
+  switch (t) {
+    case DType::f32:
+      saved_lse_kernel<<<grid, 256, 0, s>>>(static_cast<const float*>(x), target, cols, ignore_index, lse);
+      break;
+    case DType::f16:
+      saved_lse_kernel<<<grid, 256, 0, s>>>(static_cast<const __half*>(x), target, cols, ignore_index, lse);
+      break;
+    case DType::bf16:
+      saved_lse_kernel<<<grid, 256, 0, s>>>(static_cast<const __nv_bfloat16*>(x), target, cols, ignore_index, lse);
+      break;
+    default:
+      throw std::invalid_argument("saved_lse_on_device: logits are f32, f16 or bf16");
+  }
+  CUDA_CHECK_LAUNCH();
+}
+
 void poison(void* p, size_t bytes, uint8_t pattern, cudaStream_t s) {
   if (bytes) CUDA_CHECK(cudaMemsetAsync(p, pattern, bytes, s));
 }

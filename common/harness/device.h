@@ -71,6 +71,12 @@ void fill(void* p, DType t, int64_t rows, int64_t cols, const FillSpec& spec, cu
 /// saved lse also needs the targets (in[1], read back whole) and `ignore_index` (saved_lse).
 void fill_derived_inputs(Op op, DType t, int64_t rows, int64_t cols, float eps, const std::vector<void*>& in,
                          cudaStream_t s, int64_t ignore_index = -100);
+/// The benchmarks' saved lse of a cross-entropy backward: each row's logsumexp in fp32 on the
+/// device (0 where the row is ignored), one block per row. The suite derives it on the host in
+/// float64 (fill_derived_inputs); a benchmark only needs plausible values, and the host's pass
+/// over 8 GB of logits cost tens of seconds per shape.
+void saved_lse_on_device(DType t, int64_t rows, int64_t cols, const void* x, const int32_t* target,
+                         int64_t ignore_index, float* lse, cudaStream_t s);
 
 /// Cross-entropy's targets (`rows` int32 at a device pointer) read back and checked against the
 /// vocabulary `cols` (check_targets: UsageError naming the first bad row); returns the count of rows
