@@ -15,7 +15,7 @@ from matplotlib.ticker import LogLocator, NullLocator  # noqa: E402
 CHAPTER_COLORS = {
     0: "#7f7f7f", 1: "#d62728", 2: "#ff7f0e", 3: "#bcbd22", 4: "#2ca02c", 5: "#17becf", 6: "#1f77b4",
     7: "#9467bd", 8: "#e377c2", 9: "#008080", 10: "#637939", 11: "#5254a3", 12: "#8c564b",
-    13: "#b5179e", 14: "#3a0ca3", 15: "#e76f51",
+    13: "#b5179e", 14: "#3a0ca3", 15: "#e76f51", 16: "#2a9d8f",
 }
 PEER_STYLE = {"cudnn": {"color": "#76b900", "marker": "x", "label": "cuDNN"},
               "torch": {"color": "#ee4c2c", "marker": "+", "label": "PyTorch eager"},
@@ -27,7 +27,8 @@ KERNEL_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1
 # before it for the same operation and dtype, as its lesson compares them. A chapter not listed
 # has no earlier chapter of its operation: 00 and 01 (the ceiling and the reference), 09
 # (LayerNorm: against PyTorch instead), 10 (its baseline, the block kernel, is inside it), 11
-# (elementwise: against PyTorch instead) and 15 (the norms' backward: against PyTorch instead).
+# (elementwise: against PyTorch instead), 15 (the norms' backward) and 16 (cross-entropy): against
+# PyTorch instead.
 PREVIOUS = {
     2: (1,),  # fusion against the five naive kernels
     3: (2,),  # a warp per row against a block per row
@@ -39,7 +40,7 @@ PREVIOUS = {
     12: (1, 2, 3, 4, 5, 6, 7, 8),  # one dispatch against the best of chapters 01-08 at each shape
     13: (12,),  # the Hopper paths added against chapter 12's dispatch without them
 }
-PEER_CHAPTERS = {9, 11, 12, 13, 14, 15}  # chapters about the peers' operations: their figures draw the peers
+PEER_CHAPTERS = {9, 11, 12, 13, 14, 15, 16}  # chapters about the peers' operations: their figures draw the peers
 SHOWN_KERNELS = {12: ("production", "fused", "unfused"), 13: ("production", "fused", "unfused"),
                  14: ("production",)}  # the dispatch, not every forced path
 OP_ORDER = {  # the main operation first; chapters not listed: the op with the most results first
@@ -48,6 +49,7 @@ OP_ORDER = {  # the main operation first; chapters not listed: the op with the m
     13: ("softmax", "log_softmax", "scale_mask_softmax"),
     14: ("softmax_backward", "log_softmax_backward"),
     15: ("layer_norm_backward", "rms_norm_backward", "rms_norm"),
+    16: ("cross_entropy_fused", "cross_entropy", "cross_entropy_backward"),
 }
 PANEL_W, PANEL_H = 4.6, 3.1
 
