@@ -1,10 +1,10 @@
 /// @file cross_entropy.cuh
-/// @brief Chapter 16 (first version, #41): cross-entropy over a large vocabulary. A block per row:
-/// the forward finds the row's logsumexp in one read (chapter 08's online (max, sum) pairs) and
-/// the target's logit; the backward writes dlogits from the saved logsumexp; the fused kernel does
-/// both from one read where the row fits in shared memory, two reads otherwise. The reduction of the
-/// per-row losses (and the count of rows not ignored, a mean's divisor) is a second small kernel
-/// that adds in a fixed order: the same bits on every run.
+/// @brief Chapter 16: cross-entropy over a large vocabulary. The forward finds each row's
+/// logsumexp in one read (chapter 08's online (max, sum) pairs) and the target's logit; the
+/// backward writes dlogits from the saved logsumexp; the fused kernel does both from one read where
+/// the row fits in shared memory (a block's, or a cluster's: chapter 13), two reads otherwise. The
+/// reduction of the per-row losses (and the count of rows not ignored, a mean's divisor) is a second
+/// small kernel that adds in a fixed order: the same bits on every run.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -71,6 +71,7 @@ struct Ce {
   float smoothing, z_loss;
 };
 
+/// [for_each_piece]
 /// Calls f(p, col, values, n) for each piece of row `row` this thread owns: its packs
 /// first ... first + count - 1 (p counted from `first`, kPack values from column col), then, when
 /// `edges` is set, one edge element of the peel (blocks/peel.h; p = -1). The whole row is
@@ -102,6 +103,8 @@ __device__ __forceinline__ void for_each_piece(const T* xr, const RowPeel& pl, i
     f(int64_t(-1), col, &v, 1);
   }
 }
+
+/// [for_each_piece]
 
 /// A row's (max, sum of exp) pair and, with label smoothing, the sum of its logits.
 struct RowSums {

@@ -1,5 +1,5 @@
 /// @file launch.cuh
-/// @brief Chapter 16 (first version, #41): the launchers of the three operations.
+/// @brief Chapter 16: the launchers of the three operations.
 #pragma once
 
 #include <cuda_runtime.h>

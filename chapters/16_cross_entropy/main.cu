@@ -1,5 +1,5 @@
 /// @file main.cu
-/// @brief Chapter 16's executable (first version, #41): cross-entropy forward, backward and the
+/// @brief Chapter 16's executable: cross-entropy forward, backward and the
 /// fused forward and backward, a block per row, on the common harness.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -36,7 +36,7 @@ void add_type(course::Chapter& ch, DType d) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  course::Chapter ch("16_cross_entropy", "Cross-entropy over a large vocabulary: loss and gradient (first version)");
+  course::Chapter ch("16_cross_entropy", "Cross-entropy over a large vocabulary: loss and gradient");
   add_type<float>(ch, DType::f32);
   add_type<__half>(ch, DType::f16);
   add_type<__nv_bfloat16>(ch, DType::bf16);

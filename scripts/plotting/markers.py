@@ -18,6 +18,8 @@ with what the data says, so that no number in the lessons is typed by hand. No m
                                                   same bytes, and its GB/s over each peer's (peer_*.shapes.json)
   <!-- value CHAPTER NAME FIELD [GPU] -->         one number (VALUE_FIELDS); NAME is a benchmark name
                                                   (op/kernel/dtype/rows:R/cols:C) or '-'
+  <!-- ratio CHAPTER NAME PEER [GPU] -->           how many times faster NAME is than PEER's result (peer_PEER.json)
+                                                  for the same op, dtype and shape: "2.7x", their median times' ratio
 FILE is relative to plots/data/<gpu>/ (a profile's without its .ncu.csv); GPU defaults to
 REFERENCE_GPU. A marker that names data that does not exist raises DataError."""
 import glob
@@ -45,6 +47,7 @@ MARKERS = {  # kind: the arguments of its opening marker
     "balance": r" (?P<file>[\w/.]+)" + GPU,
     "shapes": r" (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+)(?: from=(?P<first>\d+))?" + GPU,
     "value": r" (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)" + GPU,
+    "ratio": r" (?P<ch>\w+) (?P<name>\S+) (?P<peer>\w+)" + GPU,
 }
 MARKER_RE = {k: re.compile(rf"(?P<open><!-- {k}{args} -->)(?P<body>.*?)(?P<close><!-- /{k} -->)", re.S)
              for k, args in MARKERS.items()}
@@ -61,6 +64,23 @@ VALUE_FIELDS = {
     "spread_pct": lambda ch, r: f"{r['spread_pct']:.1f}%",  # p90 - p10, % of the median
     "copy_gbps": lambda ch, r: f"{ch['copy_gbps']:.0f} GB/s",  # the process's one large copy; NAME '-'
 }
+
+
+def ratio(data, peers, chapter, name, peer, gpu=REFERENCE_GPU):
+    """Peer time over ours for `chapter`'s result `name` and the peer's result of the same op,
+    dtype, rows and cols, as "2.7x"."""
+    ch = data.get(gpu, {}).get(chapter)
+    key = parse_name(name)
+    ours = next((r for r in ch["results"] if r["name"] == key["name"]), None) if ch else None
+    if ours is None:
+        raise DataError(f"ratio marker: {chapter} on {gpu} has no result named {name}")
+    theirs = next((r for r in peers.get(gpu, {}).get(peer, {}).get("results", [])
+                   if (r["op"], r["dtype"], r["rows"], r["cols"]) == (key["op"], key["dtype"], key["rows"], key["cols"])),
+                  None)
+    if theirs is None:
+        raise DataError(f"ratio marker: peer_{peer}.json on {gpu} has no {key['op']} {key['dtype']} "
+                        f"{key['rows']} x {key['cols']}")
+    return f"{theirs['median_us'] / ours['median_us']:.1f}x"
 
 
 class MissingCounter(DataError):
@@ -184,4 +204,7 @@ def rewrite_markers(text, data, peers=None, data_dir=None, notes=None):
 
     for kind, body in bodies.items():
         text = MARKER_RE[kind].sub(lambda m: f"{m['open']}\n{body(m)}\n{m['close']}", text)
+    text = MARKER_RE["ratio"].sub(
+        lambda m: f"{m['open']}{ratio(data, peers, m['ch'], m['name'], m['peer'], m['gpu'] or REFERENCE_GPU)}{m['close']}",
+        text)
     return MARKER_RE["value"].sub(one_value, text)
