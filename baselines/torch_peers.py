@@ -344,10 +344,20 @@ def main():
         fn = make()
         med, lo, hi, spread = measure(fn, iters)
         bps = bytes_moved / med
+        # What one call allocates beyond what was allocated before it (its outputs and every
+        # intermediate, as the allocator's peak): the harness reports its kernels' outputs and workspace.
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        out = fn()
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() - before
+        del out
         results.append({"name": name, "run_name": name, "run_type": "iteration", "iterations": iters,
                         "real_time": med * 1e6, "time_unit": "us", "bytes_per_second": bps,
                         "pct_of_copy": 100.0 * bps / copy_bps, "bytes": bytes_moved, "median_us": med * 1e6,
-                        "min_us": lo * 1e6, "max_us": hi * 1e6, "spread_pct": 100.0 * spread / med})
+                        "min_us": lo * 1e6, "max_us": hi * 1e6, "spread_pct": 100.0 * spread / med,
+                        "peak_alloc_bytes": peak})
         print(f"{name:52s} {med * 1e6:10.1f} us {bps / 1e9:8.0f} GB/s {100 * bps / copy_bps:5.0f}%", flush=True)
         write()
         del fn

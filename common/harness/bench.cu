@@ -182,6 +182,12 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
     state.counters["min_us"] = C(t.min * 1e6);
     state.counters["max_us"] = C(t.max * 1e6);
     state.counters["spread_pct"] = C(100.0 * (t.p90 - t.p10) / t.median);  // p90 - p10, % of median
+    // What the operation allocates beyond its inputs: its outputs (an in-place output none) and its
+    // workspace. baselines/torch_peers.py reports a peer's from the allocator's peak, intermediates included.
+    size_t alloc = ws_bytes;
+    for (size_t k = 0; k < spec.outputs.size(); ++k)
+      if (!(in_place && k == 0)) alloc += tensor_bytes(v, spec.outputs[k].extent, spec.outputs[k].elem, rows, cols, 0);
+    state.counters["peak_alloc_bytes"] = C(double(alloc), C::kDefaults, C::kIs1000);
   } catch (const std::exception& e) {
     ++failed_benchmarks;
     state.SkipWithError(e.what());
