@@ -14,6 +14,7 @@
 #include "harness/harness.h"
 #include "harness/verify.h"
 #include "harness/verify_case.h"
+#include "suite_outcomes.h"
 
 namespace {
 
@@ -134,33 +135,15 @@ Launcher cross_entropy(Op op, bool forget_count = false) {
 }  // namespace
 
 int main() {
-  DeviceInfo dev;
-  std::string why;
-  if (!probe_device(&dev, &why)) {
-    std::printf("SKIPPED: needs a CUDA GPU and found none (%s)\n", why.c_str());
-    return 77;
-  }
-  cudaStream_t s;
-  CUDA_CHECK(cudaStreamCreate(&s));
-  int wrong = 0;
-  // Runs one case; its outcome must be `want`, and a failure's detail must name `output`.
-  auto expect = [&](const Variant& v, const Case& c, detail::Outcome::Kind want, const std::string& output = "") {
-    const detail::Outcome o = detail::run_case(v, c, s, "");
-    const bool ok = o.kind == want && o.detail.find(output) != std::string::npos;
-    std::printf("%s %s - %s: %s\n", ok ? "[  OK  ]" : "[ FAIL ]", detail::case_name(v, c).c_str(), c.why.c_str(),
-                o.detail.c_str());
-    wrong += !ok;
-  };
+  course_test::SuiteOutcomes t;
   for (Op op : {Op::cross_entropy, Op::cross_entropy_backward, Op::cross_entropy_fused}) {
     const Variant f32{op, "naive", DType::f32, cross_entropy<float>(op), {}, {}};
     const Variant bf16{op, "naive", DType::bf16, cross_entropy<__nv_bfloat16>(op), {}, {}};
     for (const Variant* v : {&f32, &bf16})
-      for (const Case& c : suite_cases(*v, /*quick=*/true, /*large=*/false)) expect(*v, c, detail::Outcome::pass);
+      for (const Case& c : suite_cases(*v, /*quick=*/true, /*large=*/false)) t.expect(*v, c, detail::Outcome::pass);
   }
   const Variant bad{Op::cross_entropy_backward, "no_count", DType::f32,
                     cross_entropy<float>(Op::cross_entropy_backward, true), {}, {}};
-  expect(bad, Case{1000, 64, 3, 0, {}, "the mean's divisor forgotten"}, detail::Outcome::fail, "dx");
-  CUDA_CHECK(cudaStreamDestroy(s));
-  std::printf("%s\n", wrong ? "some outcomes were not the expected ones" : "every outcome as expected");
-  return wrong ? 1 : 0;
+  t.expect(bad, Case{1000, 64, 3, 0, {}, "the mean's divisor forgotten"}, detail::Outcome::fail, "dx");
+  return t.finish();
 }

@@ -13,6 +13,7 @@
 #include "harness/harness.h"
 #include "harness/verify.h"
 #include "harness/verify_case.h"
+#include "suite_outcomes.h"
 
 namespace {
 
@@ -86,35 +87,17 @@ Launcher norm_backward(Op op, int64_t skip_begin = 0, int64_t skip_end = 0) {
 }  // namespace
 
 int main() {
-  DeviceInfo dev;
-  std::string why;
-  if (!probe_device(&dev, &why)) {
-    std::printf("SKIPPED: needs a CUDA GPU and found none (%s)\n", why.c_str());
-    return 77;
-  }
-  cudaStream_t s;
-  CUDA_CHECK(cudaStreamCreate(&s));
-  int wrong = 0;
-  // Runs one case; its outcome must be `want`, and a failure's detail must name `output`.
-  auto expect = [&](const Variant& v, const Case& c, detail::Outcome::Kind want, const std::string& output = "") {
-    const detail::Outcome o = detail::run_case(v, c, s, "");
-    const bool ok = o.kind == want && o.detail.find(output) != std::string::npos;
-    std::printf("%s %s - %s: %s\n", ok ? "[  OK  ]" : "[ FAIL ]", detail::case_name(v, c).c_str(), c.why.c_str(),
-                o.detail.c_str());
-    wrong += !ok;
-  };
+  course_test::SuiteOutcomes t;
   for (Op op : {Op::layer_norm_backward, Op::rms_norm_backward}) {
     const Variant f32{op, "naive", DType::f32, norm_backward<float>(op), {}, {}};
     const Variant f16{op, "naive", DType::f16, norm_backward<__half>(op), {}, {}};
     for (const Variant* v : {&f32, &f16}) {
-      for (const Case& c : suite_cases(*v, /*quick=*/true, /*large=*/false)) expect(*v, c, detail::Outcome::pass);
-      expect(*v, Case{300007, 64, 14, 0, {}, "past 2^24 elements: column sums streamed"}, detail::Outcome::pass);
+      for (const Case& c : suite_cases(*v, /*quick=*/true, /*large=*/false)) t.expect(*v, c, detail::Outcome::pass);
+      t.expect(*v, Case{300007, 64, 14, 0, {}, "past 2^24 elements: column sums streamed"}, detail::Outcome::pass);
     }
     const Variant bad{op, "missing_rows", DType::f32, norm_backward<float>(op, 256, 512), {}, {}};
-    expect(bad, Case{1000, 64, 3, 0, {}, "rows 256-511 missing from the column sums"}, detail::Outcome::fail,
+    t.expect(bad, Case{1000, 64, 3, 0, {}, "rows 256-511 missing from the column sums"}, detail::Outcome::fail,
            "dgamma: ");
   }
-  CUDA_CHECK(cudaStreamDestroy(s));
-  std::printf("%s\n", wrong ? "some outcomes were not the expected ones" : "every outcome as expected");
-  return wrong ? 1 : 0;
+  return t.finish();
 }
