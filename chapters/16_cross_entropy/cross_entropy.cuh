@@ -34,10 +34,6 @@ using course::RowPeel;
 constexpr int kLargeBlock = 512;  // a block per row of more than kSmallRowPacks packs: 8-64 packs a thread at 32K-256K columns
 constexpr int kSmallBlock = 128;  // rows of up to kSmallRowPacks packs: 16 blocks an SM
 constexpr int64_t kSmallRowPacks = 2048;
-/// The most shared memory a fused block caches where clusters can share a row (sm_90): two
-/// blocks an SM, so that one block's read overlaps the other's writing (a block alone on its SM
-/// alternates between them); longer rows are split over a cluster.
-constexpr int64_t kChunkMaxBytes = 112 * 1024;
 
 /// exp(x) for the 16-bit types: the SFU's ex2 (chapter 12's row_exp: within the 16-bit output's
 /// rounding); expf for fp32.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cross_entropy.cuh"
+#include "plan.h"
 
 namespace ch16 {
 
@@ -93,50 +94,43 @@ int64_t cache_budget(Kernel kernel) {
   return optin == 0 ? 0 : int64_t(optin) - int64_t(course::allow_max_smem(kernel));
 }
 
-/// The longest row one block caches on this GPU (0 without a device): the opt-in maximum, or
-/// kChunkMaxBytes where clusters take longer rows. The cache holds the row's whole packs, at most
-/// cols / kPack of them (the peel's edges stay in registers).
+static_assert(kMaxClusterBlocks == ch12::policy::kMaxClusterBlocks, "plan.h's cluster limit is chapter 13's");
+
+/// This GPU's fused kernels as fused_plan sees them (all 0 without a device), asked once.
+struct FusedBudget {
+  int64_t block_bytes, cluster_bytes;
+  bool clusters;
+};
 template <typename T>
-int64_t fused_cache_max_cols() {
-  static const int64_t cols = [] {  // asked once: the launcher asks on every launch
+const FusedBudget& fused_budget() {
+  static const FusedBudget b = [] {
     constexpr int kPack = 16 / sizeof(T);
-    int64_t budget = cache_budget(ce_fused_kernel<T, kPack, kLargeBlock, true>);
-    if (ch12::device().clusters && budget > kChunkMaxBytes) budget = kChunkMaxBytes;
-    return budget <= 0 ? int64_t(0) : budget / 16 * kPack + kPack - 1;
+    FusedBudget v{cache_budget(ce_fused_kernel<T, kPack, kLargeBlock, true>), 0, ch12::device().clusters};
+    if (v.clusters) v.cluster_bytes = cache_budget(ce_fused_cluster_kernel<T, kPack, kLargeBlock>);
+    return v;
   }();
-  return cols;
+  return b;
 }
 
-/// The packs a cluster's block caches at most: kChunkMaxBytes (0 without clusters).
+/// fused_plan for a row of `cols` on this GPU: its packs are at most cols / kPack (the peel's
+/// edges stay in registers).
 template <typename T>
-int64_t cluster_chunk_max_packs() {
-  constexpr int kPack = 16 / sizeof(T);
-  if (!ch12::device().clusters) return 0;
-  static const int64_t budget = cache_budget(ce_fused_cluster_kernel<T, kPack, kLargeBlock>);
-  return (budget < kChunkMaxBytes ? budget : kChunkMaxBytes) / 16;
+FusedPlan fused_plan_for(int64_t cols) {
+  const FusedBudget& b = fused_budget<T>();
+  return fused_plan(cols / int64_t(16 / sizeof(T)), b.block_bytes, b.cluster_bytes, b.clusters);
 }
 
-/// The smallest cluster (2 to ch12's kMaxClusterBlocks blocks) whose blocks hold a row of `cols`,
-/// each a chunk of ceil(packs / csize) packs; 0 when none does or the GPU has no clusters.
-template <typename T>
-int fused_cluster_size(int64_t cols) {
-  constexpr int kPack = 16 / sizeof(T);
-  const int64_t most = cluster_chunk_max_packs<T>();
-  for (int csize = 2; most > 0 && csize <= ch12::policy::kMaxClusterBlocks; csize *= 2)
-    if (course::ceil_div(cols / kPack, int64_t(csize)) <= most) return csize;
-  return 0;
-}
-
-/// The row lengths where the fused kernel's choice changes (for the suite's thresholds +-1): the
-/// longest row a block caches, then the longest a cluster of each size caches.
+/// The row lengths where the fused kernel's choice changes on this GPU (the suite checks each
+/// +-1): the longest row a block caches, then the longest a cluster of each size caches.
 template <typename T>
 std::vector<int64_t> fused_thresholds() {
-  constexpr int kPack = 16 / sizeof(T);
-  std::vector<int64_t> v;
-  if (fused_cache_max_cols<T>() <= 0) return v;
-  v.push_back(fused_cache_max_cols<T>());
-  for (int csize = 2; cluster_chunk_max_packs<T>() > 0 && csize <= ch12::policy::kMaxClusterBlocks; csize *= 2)
-    v.push_back(cluster_chunk_max_packs<T>() * csize * kPack + kPack - 1);
+  constexpr int64_t kPack = 16 / sizeof(T);
+  const FusedBudget& b = fused_budget<T>();
+  if (b.block_bytes <= 0) return {};
+  const FusedLimits l = fused_limits(b.block_bytes, b.cluster_bytes, b.clusters);
+  std::vector<int64_t> v = {l.one_block * kPack + kPack - 1};
+  for (int64_t packs : l.cluster)
+    if (packs > 0) v.push_back(packs * kPack + kPack - 1);
   return v;
 }
 
@@ -149,37 +143,35 @@ int64_t small_block_max_cols() {
 
 /// [fused_launch]
 /// Op::cross_entropy_fused: a.y = dlogits, a.loss per row and a.loss_reduced, from a.x and a.target
-/// (upstream gradient a.loss_grad). One read of each row where a block (up to fused_cache_max_cols)
-/// or a cluster of blocks (sm_90) holds it in shared memory; two reads otherwise.
+/// (upstream gradient a.loss_grad). One read of each row where fused_plan finds a block or a
+/// cluster (sm_90) to cache it; two reads otherwise, and for rows not read in 16-byte packs.
 template <typename T>
 void cross_entropy_fused(const course::Args& a, cudaStream_t stream) {
   if (!course::check_op_args(a, course::Op::cross_entropy_fused, course::kPeelMaxCols, "cols < 2^31")) return;
   const bool mean = a.reduction == course::Reduction::mean;
   const float* count = count_rows(a, course::Op::cross_entropy_fused, stream);
-  const bool cached = a.cols <= fused_cache_max_cols<T>();
-  const int csize = cached ? 0 : fused_cluster_size<T>(a.cols);
+  const FusedPlan plan = fused_plan_for<T>(a.cols);
   with_pack_phase<T>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}}, [&](auto pack, auto block, int phase) {
     constexpr int kPack = decltype(pack)::value, kBlock = decltype(block)::value;
     const auto* x = static_cast<const T*>(a.x);
     const auto* target = static_cast<const int32_t*>(a.target);
     auto* dx = static_cast<T*>(a.y);
     auto* loss = static_cast<float*>(a.loss);
-    if (cached && kPack * sizeof(T) == 16) {  // the cache holds 16-byte packs; scalar rows are read twice
+    const size_t smem = size_t(plan.chunk_packs) * 16;
+    if (plan.blocks == 1 && kPack * sizeof(T) == 16) {  // the cache holds 16-byte packs
       auto kernel = ce_fused_kernel<T, kPack, kBlock, true>;
       course::allow_max_smem(kernel);
-      kernel<<<row_grid(a.rows, kBlock), kBlock, size_t(a.cols / kPack) * 16, stream>>>(
-          x, target, a.loss_grad, count, mean, ce_of(a), phase, dx, loss);
+      kernel<<<row_grid(a.rows, kBlock), kBlock, smem, stream>>>(x, target, a.loss_grad, count, mean, ce_of(a), phase,
+                                                                 dx, loss);
       CUDA_CHECK_LAUNCH();
       return;
     }
-    if constexpr (kPack * sizeof(T) == 16 && kBlock == kLargeBlock) {  // a cluster caches whole packs
-      if (csize > 0) {
-        const int64_t chunk = course::ceil_div(a.cols / kPack, int64_t(csize));
-        if (ch13::detail::launch_clusters(ce_fused_cluster_kernel<T, kPack, kLargeBlock>, a.rows, csize, kLargeBlock,
-                                          size_t(chunk) * 16, stream, true, x, target, a.loss_grad, count, mean,
-                                          ce_of(a), phase, chunk, dx, loss))
-          return;
-      }
+    if constexpr (kPack * sizeof(T) == 16 && kBlock == kLargeBlock) {  // rows of a cluster are long: 512 threads
+      if (plan.blocks > 1 &&
+          ch13::detail::launch_clusters(ce_fused_cluster_kernel<T, kPack, kLargeBlock>, a.rows, plan.blocks,
+                                        kLargeBlock, smem, stream, true, x, target, a.loss_grad, count, mean, ce_of(a),
+                                        phase, plan.chunk_packs, dx, loss))
+        return;
     }
     ce_fused_kernel<T, kPack, kBlock, false><<<row_grid(a.rows, kBlock), kBlock, 0, stream>>>(
         x, target, a.loss_grad, count, mean, ce_of(a), phase, dx, loss);
