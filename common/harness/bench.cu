@@ -325,7 +325,9 @@ int run_benchmarks(const Chapter& ch, const Options& opt, const DeviceInfo& dev,
   benchmark::AddCustomContext("input_fill", std::string(opt.outliers ? "outliers: first input normal(0, 1), about 1 value in 61 x 20; "
                                                           "other inputs normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's"
                                                         : "normal: every input normal(0, 1) (LayerNorm's gamma + 1); a mask as the suite's") +
-                                                (derived_inputs ? "; a norm backward's saved mean and rstd computed from x" : ""));
+                                                (derived_inputs ? "; a norm backward's saved mean and rstd computed from x (a cross-entropy "
+                                                                  "backward's saved lse on the device)"
+                                                                : ""));
   benchmark::AddCustomContext("sweep", opt.rows ? "single" : opt.quick ? "quick" : opt.shapes ? "shapes" : "standard");
   benchmark::AddCustomContext("skipped_for_memory", std::to_string(skipped));
   std::printf("copy line: %.0f GB/s (cudaMemcpy device-to-device, %s)\n", copy_bps / 1e9,
