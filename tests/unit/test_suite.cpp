@@ -72,24 +72,29 @@ TEST(SuiteCases, NormRowsAndLongColumnSumsForTheNorms) {
 
 // Bad input to a norm backward: cols = 0, and a missing saved mean or rstd, each refused with a
 // message naming it. (No size can disagree: every tensor's follows from rows and cols.)
+// Args for `op` with every input and output of its spec at `buf` (check_op_args reads only
+// whether they are null), and check_op_args's message for them ("accepted" when it accepts).
+static course::Args all_slots(course::Op op, int64_t rows, int64_t cols, void* buf) {
+  course::Args a;
+  a.rows = rows;
+  a.cols = cols;
+  for (const course::InputSpec& t : course::op_spec(op).inputs) a.*(t.slot) = buf;
+  for (const course::OutputSpec& t : course::op_spec(op).outputs) a.*(t.slot) = buf;
+  return a;
+}
+static std::string check_message(const course::Args& a, course::Op op) {
+  try {
+    course::check_op_args(a, op);
+  } catch (const course::UsageError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
 TEST(CheckOpArgs, NormBackwardRefusesBadInputByName) {
   static char buf[64];
-  auto args = [](course::Op op, int64_t rows, int64_t cols) {
-    course::Args a;
-    a.rows = rows;
-    a.cols = cols;
-    for (const course::InputSpec& t : course::op_spec(op).inputs) a.*(t.slot) = buf;
-    for (const course::OutputSpec& t : course::op_spec(op).outputs) a.*(t.slot) = buf;
-    return a;
-  };
-  auto message = [](const course::Args& a, course::Op op) -> std::string {
-    try {
-      course::check_op_args(a, op);
-    } catch (const course::UsageError& e) {
-      return e.what();
-    }
-    return "accepted";
-  };
+  auto args = [](course::Op op, int64_t rows, int64_t cols) { return all_slots(op, rows, cols, buf); };
+  auto message = check_message;
   using course::Op;
   EXPECT_TRUE(course::check_op_args(args(Op::layer_norm_backward, 4, 8), Op::layer_norm_backward));
   EXPECT_EQ(message(args(Op::layer_norm_backward, 4, 0), Op::layer_norm_backward), "cols must be >= 1, got 0");
@@ -133,22 +138,11 @@ TEST(SuiteCases, CrossEntropyScalarsAndSpecialTargets) {
 TEST(CheckOpArgs, CrossEntropyRefusesBadInputByName) {
   static char buf[64], other[64];
   auto args = [](course::Op op, int64_t rows, int64_t cols) {
-    course::Args a;
-    a.rows = rows;
-    a.cols = cols;
-    for (const course::InputSpec& t : course::op_spec(op).inputs) a.*(t.slot) = buf;
-    for (const course::OutputSpec& t : course::op_spec(op).outputs) a.*(t.slot) = buf;
-    if (op == course::Op::cross_entropy) a.lse = other;
+    course::Args a = all_slots(op, rows, cols, buf);
+    if (op == course::Op::cross_entropy) a.lse = other;  // loss and lse may not be one buffer
     return a;
   };
-  auto message = [](const course::Args& a, course::Op op) -> std::string {
-    try {
-      course::check_op_args(a, op);
-    } catch (const course::UsageError& e) {
-      return e.what();
-    }
-    return "accepted";
-  };
+  auto message = check_message;
   using course::Op;
   for (Op op : {Op::cross_entropy, Op::cross_entropy_backward, Op::cross_entropy_fused}) {
     SCOPED_TRACE(course::op_name(op));
