@@ -133,7 +133,10 @@ void bench_variant(benchmark::State& state, const Variant& v, int64_t rows, int6
       f.seed = 1 + k;
       f.outliers = k == 0 && ctx.outliers;
       if (t.extent == Extent::per_col && k == 1) f.shift = 1.0f;  // LayerNorm's gamma near 1
-      if (t.elem == Elem::i32) f.classes = cols;                   // cross-entropy's targets
+      if (t.elem == Elem::i32) {  // cross-entropy's targets, none ignored: the kernels skip an ignored
+        f.classes = cols;         // row's logits, which the bytes model counts
+        f.none_ignored = true;
+      }
       if (k == 0 || t.extent == Extent::matrix)
         fill(p, tensor_dtype(t.elem, v.dtype), rows, cols, f, ctx.stream);
       else

@@ -63,7 +63,7 @@ __global__ void fill_target_kernel(int32_t* p, int64_t n, FillSpec spec) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const uint64_t h = splitmix64(spec.seed * 0x632BE59BD9B4E019ull + uint64_t(i));
     int32_t t = int32_t((h >> 8) % uint64_t(spec.classes));
-    if ((h & 15) == 0 || spec.all_ignored) t = spec.ignore_index;  // about 1 row in 16
+    if (((h & 15) == 0 && !spec.none_ignored) || spec.all_ignored) t = spec.ignore_index;  // about 1 row in 16
     if (spec.ce_rows && i % 8 == 4) t = int32_t(splitmix64(spec.keep_seed + uint64_t(i)) % uint64_t(spec.classes));
     p[i] = t;
   }

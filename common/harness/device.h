@@ -46,6 +46,8 @@ struct FillSpec {
   int64_t classes = 0;         ///< i32: targets in [0, classes) (the vocabulary, x's cols); must be >= 1
   int32_t ignore_index = -100;  ///< i32: the value of an ignored row (Args::ignore_index)
   bool all_ignored = false;    ///< i32: every row ignored (the mean of nothing: NaN, as PyTorch's)
+  bool none_ignored = false;   ///< i32: no row ignored (the benchmarks: every row's logits are read,
+                               ///< as the bytes model counts them)
   bool ce_rows = false;        ///< with specials: x's row r % 8 == 4 is -inf everywhere but its keep
                                ///< column, and (i32) that row's target is the keep column (loss 0)
   uint64_t keep_seed = 0;      ///< i32 with ce_rows: x's seed, which places each row's keep column
