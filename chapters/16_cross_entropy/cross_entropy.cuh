@@ -42,7 +42,31 @@ __device__ __forceinline__ float ce_exp(float x) {
   return ch12::row_exp<sizeof(T) == 2>(x);
 }
 
-/// Chapter 08's online_update with ce_exp: one rescale per pack.
+/// [exp_pack]
+/// e[j] = exp(v[j] - c) for the n values of a piece. In 16-bit, where the kernels are near the
+/// SMs' instruction budget (the profile), the argument of ex2 is one FMA, v log2(e) - c log2(e),
+/// with c log2(e) from once a piece instead of a subtract and a multiply per value. c log2(e)
+/// overflows past |c| = 2^128 / log2(e) (a bf16 logit can be 3.4e38), so there the subtract comes
+/// first, as in ce_exp. The test is once a piece: each thread takes one branch for all n values.
+template <typename T, int kPack>
+__device__ __forceinline__ void exp_pack(const float* v, int n, float c, float* e) {
+  constexpr float kLog2e = 1.44269504088896341f;
+  if constexpr (sizeof(T) == 2) {
+    if (fabsf(c) < 1e38f) {
+      const float c2 = c * kLog2e;
+#pragma unroll
+      for (int j = 0; j < kPack; ++j)
+        if (j < n) asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e[j]) : "f"(fmaf(v[j], kLog2e, -c2)));
+      return;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kPack; ++j)
+    if (j < n) e[j] = ce_exp<T>(v[j] - c);
+}
+/// [exp_pack]
+
+/// Chapter 08's online_update with exp_pack: one rescale per pack.
 template <typename T, int kPack>
 __device__ __forceinline__ void online_update(MaxSum& t, const float* v) {
   float pack_max = v[0];
@@ -55,9 +79,11 @@ __device__ __forceinline__ void online_update(MaxSum& t, const float* v) {
       if (isnan(v[j])) t.d = NAN;
     return;
   }
+  float e[kPack];
+  exp_pack<T, kPack>(v, kPack, m, e);
   float d = t.d * ce_exp<T>(t.m - m);
 #pragma unroll
-  for (int j = 0; j < kPack; ++j) d += ce_exp<T>(v[j] - m);
+  for (int j = 0; j < kPack; ++j) d += e[j];
   t = {m, d};
 }
 
@@ -68,9 +94,10 @@ struct Ce {
 };
 
 /// [for_each_piece]
-/// Calls f(p, col, values, n) for each piece of row `row` this thread owns: its packs
-/// first ... first + count - 1 (p counted from `first`, kPack values from column col), then, when
-/// `edges` is set, one edge element of the peel (blocks/peel.h; p = -1). The whole row is
+/// Calls f(p, col, values, n, raw) for each piece of row `row` this thread owns: its packs
+/// first ... first + count - 1 (p counted from `first`, kPack values from column col; raw: the pack
+/// as loaded), then, when `edges` is set, one edge element of the peel (blocks/peel.h; p = -1,
+/// raw null). The whole row is
 /// first = 0, count = pl.packs, edges; a cluster's block takes a chunk of it. kUnroll packs are
 /// loaded before any is used: a block alone on its SM (a long row cached) needs several 16-byte
 /// loads in flight per thread (chapter 12's for_each_pack: 4 of fp32, 2 of 16-bit).
@@ -90,13 +117,13 @@ __device__ __forceinline__ void for_each_piece(const T* xr, const RowPeel& pl, i
         const int64_t p = q0 + u * kBlock;
         float v[kPack];
         course::ScalarConvert<T>::to_floats(held[u], v);
-        f(p, pl.head + (first + p) * kPack, v, kPack);
+        f(p, pl.head + (first + p) * kPack, v, kPack, &held[u]);
       }
   }
   if (edges && int(threadIdx.x) < pl.edges) {
     const int64_t col = pl.edge_col(int(threadIdx.x));
     float v = course::to_float(xr[col]);
-    f(int64_t(-1), col, &v, 1);
+    f(int64_t(-1), col, &v, 1, static_cast<const Pack<T, kPack>*>(nullptr));
   }
 }
 
@@ -112,24 +139,28 @@ __device__ __forceinline__ RowSums merge_sums(RowSums a, RowSums b) {
 }
 
 /// This thread's pieces' RowSums, merged over the block (every thread gets the result); each
-/// piece is also passed to keep(p, col, values, n) (the fused kernel's cache; a no-op elsewhere).
+/// piece is also passed to keep(p, values, n, raw) (the fused kernel's cache; a no-op elsewhere).
+/// The sum of the logits only with label smoothing: a branch a piece, not an add a value.
 struct KeepNothing {
-  __device__ void operator()(int64_t, int64_t, const float*, int) const {}
+  template <typename P>
+  __device__ void operator()(int64_t, const float*, int, const P*) const {}
 };
 template <typename T, int kPack, int kBlock, typename Keep = KeepNothing>
 __device__ RowSums row_sums(const T* xr, const RowPeel& pl, int64_t first, int64_t count, bool edges, bool smoothing,
                             Keep keep = {}) {
   MaxSum t;
   float sx = 0.0f;
-  for_each_piece<T, kPack, kBlock>(xr, pl, first, count, edges, [&](int64_t p, int64_t col, const float* v, int n) {
-    if (n == kPack) {
-      online_update<T, kPack>(t, v);
-    } else {
-      online_update<T, 1>(t, v);
-    }
-    for (int j = 0; j < n; ++j) sx += v[j];
-    keep(p, col, v, n);
-  });
+  for_each_piece<T, kPack, kBlock>(xr, pl, first, count, edges,
+                                   [&](int64_t p, int64_t, const float* v, int n, const Pack<T, kPack>* raw) {
+                                     if (n == kPack) {
+                                       online_update<T, kPack>(t, v);
+                                     } else {
+                                       online_update<T, 1>(t, v);
+                                     }
+                                     if (smoothing)
+                                       for (int j = 0; j < n; ++j) sx += v[j];
+                                     keep(p, v, n, raw);
+                                   });
   const MaxSum r = course::block_merge<kBlock>(t);
   const float s = smoothing ? ch12::block_allreduce<kBlock>(sx, ch12::Sum{}, 0.0f) : 0.0f;
   return {r, s};
@@ -191,9 +222,16 @@ struct Dx {
 };
 template <typename T, int kPack>
 __device__ __forceinline__ void write_dx(T* dxr, const float* v, int n, int64_t col, int64_t t, const Dx& k) {
-  const int at = t >= col && t < col + n ? int(t - col) : -1;  // the target's place in this piece, if it is in it
   float d[kPack];
-  for (int j = 0; j < n; ++j) d[j] = fmaf(k.a, ce_exp<T>(v[j] - k.l), k.b) - (j == at ? k.hit : 0.0f);
+  exp_pack<T, kPack>(v, n, k.l, d);
+#pragma unroll
+  for (int j = 0; j < kPack; ++j)
+    if (j < n) d[j] = fmaf(k.a, d[j], k.b);
+  if (t >= col && t < col + n) {  // the target is in this piece: one piece of the row
+#pragma unroll
+    for (int j = 0; j < kPack; ++j)
+      if (j == t - col) d[j] -= k.hit;
+  }
   if (n == kPack) {
     Pack<T, kPack> pk;
     course::ScalarConvert<T>::from_floats(d, pk);
@@ -228,7 +266,7 @@ __global__ void __launch_bounds__(kBlock)
     const Dx k(lse[row], dloss[row] * per, c);
     const RowPeel pl = RowPeel::of<kPack>(phase, row, c.cols);
     for_each_piece<T, kPack, kBlock>(x + row * c.cols, pl, 0, pl.packs, true,
-                                     [&](int64_t, int64_t col, const float* v, int n) {
+                                     [&](int64_t, int64_t col, const float* v, int n, const Pack<T, kPack>*) {
                                        write_dx<T, kPack>(dxr, v, n, col, t, k);
                                      });
   }
@@ -249,12 +287,10 @@ __device__ __forceinline__ void fused_chunk(const T* xr, T* dxr, const RowPeel& 
                                             bool edges, T* cache, int64_t t, float x_t, float scale, const Ce& c,
                                             float* loss_out, Merge merge) {
   float edge = 0.0f;  // this thread's edge element, if it has one
-  auto keep = [&](int64_t p, int64_t, const float* v, int n) {
+  auto keep = [&](int64_t p, const float* v, int n, const Pack<T, kPack>* raw) {
     if constexpr (kCached) {
       if (n == kPack) {
-        Pack<T, kPack> pk;
-        course::ScalarConvert<T>::from_floats(v, pk);  // exact: the values came from T
-        course::store_pack<T, kPack>(cache + p * kPack, pk);
+        course::store_pack<T, kPack>(cache + p * kPack, *raw);  // the pack as loaded: no conversion back
       } else {
         edge = v[0];
       }
@@ -264,14 +300,16 @@ __device__ __forceinline__ void fused_chunk(const T* xr, T* dxr, const RowPeel& 
   const float l = lse_of(s.ms);
   if (loss_out) *loss_out = loss_of(c, l, x_t, s.sum_x);
   const Dx k(l, scale, c);
-  auto write = [&](int64_t, int64_t col, const float* v, int n) { write_dx<T, kPack>(dxr, v, n, col, t, k); };
+  auto write = [&](int64_t, int64_t col, const float* v, int n, const Pack<T, kPack>*) {
+    write_dx<T, kPack>(dxr, v, n, col, t, k);
+  };
   if constexpr (kCached) {
     for (int64_t p = threadIdx.x; p < count; p += kBlock) {
       float v[kPack];
       course::ScalarConvert<T>::to_floats(course::load_pack<T, kPack>(cache + p * kPack), v);
-      write(p, pl.head + (first + p) * kPack, v, kPack);
+      write_dx<T, kPack>(dxr, v, kPack, pl.head + (first + p) * kPack, t, k);
     }
-    if (edges && int(threadIdx.x) < pl.edges) write(-1, pl.edge_col(int(threadIdx.x)), &edge, 1);
+    if (edges && int(threadIdx.x) < pl.edges) write_dx<T, kPack>(dxr, &edge, 1, pl.edge_col(int(threadIdx.x)), t, k);
   } else {
     for_each_piece<T, kPack, kBlock>(xr, pl, first, count, edges, write);
   }
