@@ -34,6 +34,14 @@ using course::RowPeel;
 constexpr int kLargeBlock = 512;  // a block per row of more than kSmallRowPacks packs: 8-64 packs a thread at 32K-256K columns
 constexpr int kSmallBlock = 128;  // rows of up to kSmallRowPacks packs: 16 blocks an SM
 constexpr int64_t kSmallRowPacks = 2048;
+// The blocks of kLargeBlock threads an SM that the fused kernels' registers must allow: 3 where the
+// chunk leaves room (the lesson's table), so at most 40 registers a thread. Without the bound a change
+// of the code can cost a block an SM unseen: 47-50 registers measured -7% to -18% fused (TUNING.md).
+constexpr int kFusedMinBlocks = 3;
+template <int kBlock>
+constexpr int fused_min_blocks() {
+  return kBlock == kLargeBlock ? kFusedMinBlocks : 1;
+}
 
 /// exp(x) for the 16-bit types: the SFU's ex2 (chapter 12's row_exp: within the 16-bit output's
 /// rounding); expf for fp32.
@@ -42,31 +50,7 @@ __device__ __forceinline__ float ce_exp(float x) {
   return ch12::row_exp<sizeof(T) == 2>(x);
 }
 
-/// [exp_pack]
-/// e[j] = exp(v[j] - c) for the n values of a piece. In 16-bit, where the kernels are near the
-/// SMs' instruction budget (the profile), the argument of ex2 is one FMA, v log2(e) - c log2(e),
-/// with c log2(e) from once a piece instead of a subtract and a multiply per value. c log2(e)
-/// overflows past |c| = 2^128 / log2(e) (a bf16 logit can be 3.4e38), so there the subtract comes
-/// first, as in ce_exp. The test is once a piece: each thread takes one branch for all n values.
-template <typename T, int kPack>
-__device__ __forceinline__ void exp_pack(const float* v, int n, float c, float* e) {
-  constexpr float kLog2e = 1.44269504088896341f;
-  if constexpr (sizeof(T) == 2) {
-    if (fabsf(c) < 1e38f) {
-      const float c2 = c * kLog2e;
-#pragma unroll
-      for (int j = 0; j < kPack; ++j)
-        if (j < n) asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e[j]) : "f"(fmaf(v[j], kLog2e, -c2)));
-      return;
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < kPack; ++j)
-    if (j < n) e[j] = ce_exp<T>(v[j] - c);
-}
-/// [exp_pack]
-
-/// Chapter 08's online_update with exp_pack: one rescale per pack.
+/// Chapter 08's online_update with ce_exp: one rescale per pack.
 template <typename T, int kPack>
 __device__ __forceinline__ void online_update(MaxSum& t, const float* v) {
   float pack_max = v[0];
@@ -79,11 +63,9 @@ __device__ __forceinline__ void online_update(MaxSum& t, const float* v) {
       if (isnan(v[j])) t.d = NAN;
     return;
   }
-  float e[kPack];
-  exp_pack<T, kPack>(v, kPack, m, e);
   float d = t.d * ce_exp<T>(t.m - m);
 #pragma unroll
-  for (int j = 0; j < kPack; ++j) d += e[j];
+  for (int j = 0; j < kPack; ++j) d += ce_exp<T>(v[j] - m);
   t = {m, d};
 }
 
@@ -223,11 +205,10 @@ struct Dx {
 template <typename T, int kPack>
 __device__ __forceinline__ void write_dx(T* dxr, const float* v, int n, int64_t col, int64_t t, const Dx& k) {
   float d[kPack];
-  exp_pack<T, kPack>(v, n, k.l, d);
 #pragma unroll
   for (int j = 0; j < kPack; ++j)
-    if (j < n) d[j] = fmaf(k.a, d[j], k.b);
-  if (t >= col && t < col + n) {  // the target is in this piece: one piece of the row
+    if (j < n) d[j] = fmaf(k.a, ce_exp<T>(v[j] - k.l), k.b);
+  if (t >= col && t < col + n) {  // the target is in this piece: one piece of the row, not a test a value
 #pragma unroll
     for (int j = 0; j < kPack; ++j)
       if (j == t - col) d[j] -= k.hit;
@@ -321,7 +302,7 @@ __device__ __forceinline__ void fused_chunk(const T* xr, T* dxr, const RowPeel& 
 /// barrier keeps the next row's first pass from overwriting what a slower thread still reads.
 /// g0: the reduced loss's upstream gradient (over count for a mean).
 template <typename T, int kPack, int kBlock, bool kCached>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, fused_min_blocks<kBlock>())
     ce_fused_kernel(const T* x, const int32_t* __restrict__ target, float g0, const float* __restrict__ count,
                     bool mean, Ce c, int phase, T* dx, float* __restrict__ loss) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -350,7 +331,7 @@ __global__ void __launch_bounds__(kBlock)
 /// their RowSums through distributed shared memory, and each writes its chunk's dlogits. One read
 /// of the row; one row per cluster (grid: rows x cluster size). Needs sm_90.
 template <typename T, int kPack, int kBlock>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, fused_min_blocks<kBlock>())
     ce_fused_cluster_kernel(const T* x, const int32_t* __restrict__ target, float g0,
                             const float* __restrict__ count, bool mean, Ce c, int phase, int64_t chunk_packs, T* dx,
                             float* __restrict__ loss) {
