@@ -366,6 +366,36 @@ with tempfile.TemporaryDirectory() as d:
     raises(lambda: markers.rewrite_markers("<!-- shapes ch13_y softmax 49152 test-gpu -->\n<!-- /shapes -->",
                                            {}, {}, d), "shapes marker: no such file raises")
 
+# fmt_memory and the memory marker: peak_alloc_bytes of ours and each peer that has it, in MB,
+# beside one rows x cols tensor of the dtype; a chapter without the counter raises.
+with tempfile.TemporaryDirectory() as d:
+    gpu_dir = os.path.join(d, "test-gpu")
+    os.makedirs(gpu_dir)
+
+    def with_peak(path, peak):
+        with open(path) as f:
+            doc = json.load(f)
+        for b in doc["benchmarks"]:
+            if b["run_type"] == "iteration":
+                b["peak_alloc_bytes"] = peak
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return load.load_chapter(path)
+
+    ours = with_peak(write_chapter(gpu_dir, "ch16_x", [
+        ("cross_entropy_fused/rows/bf16/rows:1000/cols:500/iterations:25/manual_time", 2000)], matched=True), 1004000)
+    torch = with_peak(write_chapter(gpu_dir, "peer_torch", [
+        ("cross_entropy_fused/torch/bf16/rows:1000/cols:500/iterations:25/manual_time", 600)], matched=True), 3000000)
+    text = markers.rewrite_markers("<!-- memory ch16_x cross_entropy_fused 1000 bf16 test-gpu -->\n<!-- /memory -->",
+                                   {"test-gpu": {"ch16_x": ours}}, {"test-gpu": {"torch": torch}}, d)
+    check("| 500 | 1 | 1 | 3 |" in text and "peer_torch.json" in text,
+          f"memory marker: MB of one tensor, ours and the peer's peak; got {text}")
+    plain = load.load_chapter(write_chapter(gpu_dir, "ch16_y", [
+        ("cross_entropy_fused/rows/bf16/rows:1000/cols:500/iterations:25/manual_time", 2000)], matched=True))
+    raises(lambda: markers.rewrite_markers("<!-- memory ch16_y cross_entropy_fused 1000 bf16 test-gpu -->\n<!-- /memory -->",
+                                           {"test-gpu": {"ch16_y": plain}}, {}, d),
+           "memory marker: data without peak_alloc_bytes raises")
+
 if failures:
     print(f"{len(failures)} check(s) failed")
     sys.exit(1)

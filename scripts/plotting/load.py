@@ -52,6 +52,7 @@ def _result(path, b):
         "gbps": b["bytes_per_second"] / 1e9, "pct_of_copy": b.get("pct_of_copy"),
         "matched_copy_gbps": matched / 1e9 if matched else None, "pct_of_matched_copy": pct_matched,
         "median_us": b.get("median_us", float("nan")), "spread_pct": b.get("spread_pct", float("nan")),
+        "peak_alloc_bytes": b.get("peak_alloc_bytes"),
     })
     return r
 

@@ -18,6 +18,7 @@ with what the data says, so that no number in the lessons is typed by hand. No m
                                                   same bytes, and its GB/s over each peer's (peer_*.shapes.json)
   <!-- value CHAPTER NAME FIELD [GPU] -->         one number (VALUE_FIELDS); NAME is a benchmark name
                                                   (op/kernel/dtype/rows:R/cols:C) or '-'
+  <!-- memory CHAPTER OP ROWS DTYPE [GPU] -->   the peak memory of OP (peak_alloc_bytes) at ROWS, ours and each peer
   <!-- ratio CHAPTER NAME PEER [GPU] -->           how many times faster NAME is than PEER's result (peer_PEER.json)
                                                   for the same op, dtype and shape: "2.7x", their median times' ratio
 FILE is relative to plots/data/<gpu>/ (a profile's without its .ncu.csv); GPU defaults to
@@ -29,7 +30,7 @@ import re
 from . import REFERENCE_GPU, DataError
 from .load import data_file, load_chapter, parse_name
 from .ncu import load_profile
-from .peer_tables import fmt_peers, fmt_twins
+from .peer_tables import fmt_memory, fmt_peers, fmt_twins
 from .profile_tables import fmt_balance, fmt_profile, fmt_sectors
 from .tables import fmt_accuracy, fmt_paths, fmt_shapes, fmt_summary, fmt_table, fmt_vs_copy
 
@@ -48,6 +49,7 @@ MARKERS = {  # kind: the arguments of its opening marker
     "shapes": r" (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+)(?: from=(?P<first>\d+))?" + GPU,
     "value": r" (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)" + GPU,
     "ratio": r" (?P<ch>\w+) (?P<name>\S+) (?P<peer>\w+)" + GPU,
+    "memory": r" (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+) (?P<dtype>\w+)" + GPU,
 }
 MARKER_RE = {k: re.compile(rf"(?P<open><!-- {k}{args} -->)(?P<body>.*?)(?P<close><!-- /{k} -->)", re.S)
              for k, args in MARKERS.items()}
@@ -158,6 +160,12 @@ def rewrite_markers(text, data, peers=None, data_dir=None, notes=None):
             raise DataError(f"peers marker needs {m['ch']} and peer data (peer_*.json) on {gpu}")
         return fmt_peers(chapters(m), peers[gpu], m["ch"], m["op"], int(m["rows"]), m["kernel"])
 
+    def memory(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        if m["ch"] not in chapters(m):
+            raise DataError(f"memory marker needs {m['ch']} on {gpu}")
+        return fmt_memory(chapters(m)[m["ch"]], peers.get(gpu, {}), m["op"], int(m["rows"]), m["dtype"])
+
     def accuracy(m):
         gpu = m["gpu"] or REFERENCE_GPU
         return fmt_accuracy(data_file(data_dir, gpu, m["file"], "accuracy"), m["file"], gpu)
@@ -189,7 +197,7 @@ def rewrite_markers(text, data, peers=None, data_dir=None, notes=None):
         return fmt_shapes(ours, others, m["op"], int(m["rows"]), int(m["first"] or 0))
 
     bodies = {
-        "summary": summary, "peers": peers_table, "accuracy": accuracy, "paths": paths, "twins": twins,
+        "summary": summary, "peers": peers_table, "memory": memory, "accuracy": accuracy, "paths": paths, "twins": twins,
         "vs_copy": vs_copy, "shapes": shapes, "sectors": ncu(fmt_sectors, "sectors"),
         "balance": ncu(fmt_balance, "balance"),
         "results": lambda m: fmt_table(need(m, "results")), "profile": ncu(fmt_profile, "profile"),

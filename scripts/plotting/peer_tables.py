@@ -143,3 +143,29 @@ def fmt_twins(chapter, path):
                  f"Data: `{data_path(chapter)}`; its `context` holds the environment stamp (commit, board, clocks).")
     return "\n".join(lines)
 
+
+
+def fmt_memory(ch, peers, op, rows, dtype):
+    """Markdown table: the peak memory each side allocates for op (peak_alloc_bytes: ours, its
+    outputs and workspace; a PyTorch peer, its allocator's peak over one call) at each cols, in MB
+    (10^6 bytes), beside the bytes of one rows x cols tensor of dtype."""
+    def peak(results):
+        return {r["cols"]: r["peak_alloc_bytes"] for r in results
+                if r["op"] == op and r["dtype"] == dtype and r["rows"] == rows and r.get("peak_alloc_bytes") is not None}
+    ours = peak(ch["results"])
+    if not ours:
+        raise DataError(f"{ch['chapter']} has no peak_alloc_bytes for {op} {dtype} at rows {rows}")
+    names = sorted(p for p in peers if peak(peers[p]["results"]))
+    size = {"f32": 4, "f16": 2, "bf16": 2}[dtype]
+    head = ["cols", "one N x V tensor", "ours"] + names
+    lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for c in sorted(ours):
+        cells = [str(c), f"{rows * c * size / 1e6:.0f}", f"{ours[c] / 1e6:.0f}"]
+        cells += [f"{peak(peers[p]['results']).get(c, float('nan')) / 1e6:.0f}" for p in names]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"MB allocated at the peak, {op}, {dtype}, rows = {rows} (`peak_alloc_bytes`). Ours: the "
+                 f"outputs and workspace (`{data_path(ch)}`); "
+                 + "; ".join(f"{p}: the allocator's peak over one call, less what was allocated before it "
+                             f"(`{data_path(peers[p])}`)" for p in names) + ". The logits are not counted on either side.")
+    return "\n".join(lines)
