@@ -19,8 +19,9 @@ using course::DType;
 using course::Op;
 
 // Where the kernels change shape (row_groups.cuh' shape_for: groups of 32 to 512 threads, a pack
-// each, then 2 and 4 packs a thread of 512; past that a row is read twice) and where a peeled row's
-// accumulators leave shared memory (plan.h: acc_smem_max_cols), in columns.
+// each, then 2 and 4 packs a thread of 512; past that a row is read twice; the forward's
+// forward_shape_for changes at the same numbers of packs) and where a peeled row's accumulators
+// leave shared memory (plan.h: acc_smem_max_cols), in columns.
 template <typename T>
 std::vector<int64_t> thresholds(int accs) {
   constexpr int64_t kPack = ch15::kPackOf<T>;

@@ -108,6 +108,46 @@ void with_shape(const Shape& s, F&& f) {
   f(integral_constant<int, 512>{}, integral_constant<int, 1>{}, integral_constant<int, 0>{});
 }
 
+/// [forward_shape]
+/// The forward's shape: it keeps no column sums between rows, so the fewest threads per row that
+/// hold it in up to kHeldMax packs each: a warp per row up to 4 packs a lane (1024 16-bit columns,
+/// 512 fp32), no barrier between a group's rows (group_sum2 of a warp is shuffles only), and up to
+/// 4 loads in flight per thread; wider rows take groups of 64-512 threads with 4 packs each. H100:
+/// one pack a thread (shape_for, the backward's) read up to 15% less at 1024-6144 16-bit columns (TUNING.md).
+inline Shape forward_shape_for(int64_t packs) {
+  for (int g = 32; g <= 512; g *= 2)
+    for (int h = 1; h <= kHeldMax; h *= 2)
+      if (packs <= int64_t(g) * h) return {g, kBlockThreads / g, h};
+  return {512, 1, 0};
+}
+/// [forward_shape]
+
+/// with_shape for forward_shape_for's shapes.
+template <typename F>
+void with_forward_shape(const Shape& s, F&& f) {
+  using std::integral_constant;
+  constexpr int B = kBlockThreads;
+  auto held = [&](auto group) {
+    constexpr int G = decltype(group)::value;
+    if (s.held == 1) return f(group, integral_constant<int, B / G>{}, integral_constant<int, 1>{});
+    if (s.held == 2) return f(group, integral_constant<int, B / G>{}, integral_constant<int, 2>{});
+    if (s.held == 4) return f(group, integral_constant<int, B / G>{}, integral_constant<int, 4>{});
+    f(group, integral_constant<int, B / G>{}, integral_constant<int, 0>{});
+  };
+  switch (s.group) {
+    case 32:
+      return held(integral_constant<int, 32>{});
+    case 64:
+      return held(integral_constant<int, 64>{});
+    case 128:
+      return held(integral_constant<int, 128>{});
+    case 256:
+      return held(integral_constant<int, 256>{});
+    default:
+      return held(integral_constant<int, 512>{});
+  }
+}
+
 /// Calls f(std::integral_constant<int, kPack>, phase): 16-byte packs from each row's first boundary
 /// when every tensor shares the peel's phase, else one element at a time (phase 0).
 template <typename T, typename F>
@@ -137,7 +177,7 @@ void rms_norm(const course::Args& a, cudaStream_t stream) {
     if constexpr (kPack == 1)  // one element at a time: the rare misaligned view, read twice
       launch(std::integral_constant<int, 512>{}, std::integral_constant<int, 1>{}, std::integral_constant<int, 0>{});
     else
-      with_shape(shape_for(a.cols / kPack), launch);
+      with_forward_shape(forward_shape_for(a.cols / kPack), launch);
   });
 }
 
