@@ -114,10 +114,13 @@ void with_shape(const Shape& s, F&& f) {
 /// 512 fp32), no barrier between a group's rows (group_sum2 of a warp is shuffles only), and up to
 /// 4 loads in flight per thread; wider rows take groups of 64-512 threads with 4 packs each. H100:
 /// one pack a thread (shape_for, the backward's) read up to 15% less at 1024-6144 16-bit columns (TUNING.md).
+constexpr int kForwardHeldMax = 16;  // 512 threads x 16 packs: 32768 16-bit columns, 16384 fp32, held
 inline Shape forward_shape_for(int64_t packs) {
   for (int g = 32; g <= 512; g *= 2)
     for (int h = 1; h <= kHeldMax; h *= 2)
       if (packs <= int64_t(g) * h) return {g, kBlockThreads / g, h};
+  for (int h = 2 * kHeldMax; h <= kForwardHeldMax; h *= 2)
+    if (packs <= 512 * h) return {512, 1, h};
   return {512, 1, 0};
 }
 /// [forward_shape]
@@ -132,7 +135,11 @@ void with_forward_shape(const Shape& s, F&& f) {
     if (s.held == 1) return f(group, integral_constant<int, B / G>{}, integral_constant<int, 1>{});
     if (s.held == 2) return f(group, integral_constant<int, B / G>{}, integral_constant<int, 2>{});
     if (s.held == 4) return f(group, integral_constant<int, B / G>{}, integral_constant<int, 4>{});
-    f(group, integral_constant<int, B / G>{}, integral_constant<int, 0>{});
+    if constexpr (G == 512) {  // only a group of 512 holds more than kHeldMax packs, or reads twice
+      if (s.held == 8) return f(group, integral_constant<int, 1>{}, integral_constant<int, 8>{});
+      if (s.held == 16) return f(group, integral_constant<int, 1>{}, integral_constant<int, 16>{});
+      f(group, integral_constant<int, 1>{}, integral_constant<int, 0>{});
+    }
   };
   switch (s.group) {
     case 32:
