@@ -18,16 +18,18 @@ namespace {
 using course::DType;
 using course::Op;
 
-// Where the kernels change shape (row_groups.cuh' shape_for: groups of 32 to 512 threads, a pack
-// each, then 2 and 4 packs a thread of 512; past that a row is read twice; the forward's
-// forward_shape_for changes at the same numbers of packs) and where a peeled row's accumulators
-// leave shared memory (plan.h: acc_smem_max_cols), in columns.
+// Where the kernels change shape, in columns: row_groups.cuh' shape_for (groups of 32 to 512
+// threads, a pack each, then 2 and 4 packs a thread of 512; past that a row is read twice);
+// the forward's forward_shape_for (rms_norm.cuh: at the same numbers of packs, then 8 and 16 packs
+// a thread of 512); and where a peeled row's accumulators leave shared memory (plan.h:
+// acc_smem_max_cols). accs: 0 for the forward, else the backward's accumulator rows.
 template <typename T>
 std::vector<int64_t> thresholds(int accs) {
   constexpr int64_t kPack = ch15::kPackOf<T>;
   std::vector<int64_t> t;
   for (int64_t g = 32; g <= 512; g *= 2) t.push_back(g * kPack + kPack - 1);  // the last of g packs
-  for (int64_t h = 2; h <= ch15::kHeldMax; h *= 2) t.push_back(512 * h * kPack + kPack - 1);
+  const int64_t held_max = accs > 0 ? ch15::kHeldMax : ch15::kForwardHeldMax;
+  for (int64_t h = 2; h <= held_max; h *= 2) t.push_back(512 * h * kPack + kPack - 1);
   if (accs > 0) t.push_back(ch15::acc_smem_max_cols<ch15::kPackOf<T>>(accs));
   return t;
 }

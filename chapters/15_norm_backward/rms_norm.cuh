@@ -24,7 +24,7 @@ using course::RowPeel;
 
 /// [rms_kernel]
 /// Rows go to the groups of the grid in turn; every group makes the same number of trips (the
-/// block's barriers in group_sum2), a group past the last row with an empty row.
+/// group's barriers in group_sum2, none for a warp), a group past the last row with an empty row.
 template <typename T, int kPack, int kGroup, int kGroups, int kHeld>
 __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>)
     rms_norm_kernel(const T* __restrict__ x, const T* __restrict__ gamma, T* __restrict__ y, float* __restrict__ rstd,
@@ -112,10 +112,9 @@ void with_shape(const Shape& s, F&& f) {
 /// The forward's shape: it keeps no column sums between rows, so the fewest threads per row that
 /// hold it in up to kHeldMax packs each: a warp per row up to 4 packs a lane (1024 16-bit columns,
 /// 512 fp32), no barrier between a group's rows (group_sum2 of a warp is shuffles only), and up to
-/// 4 loads in flight per thread; wider rows take groups of 64-512 threads with 4 packs each, and a
-/// group of 512 up to kForwardHeldMax packs a thread. H100: one pack a thread (shape_for, the
-/// backward's) read 12-27% less at 1024-6144 16-bit columns (TUNING.md).
-constexpr int kForwardHeldMax = 16;  // 32768 16-bit columns held; H100: 4 read 10-30% less past 2048 packs (TUNING.md)
+/// 4 loads in flight per thread; wider rows take groups of 64-512 threads with 4 packs each, and
+/// past 2048 packs a group of 512 up to kForwardHeldMax packs a thread. H100: one or two packs a
+/// thread (shape_for, the backward's) read 12-27% less at 1024-6144 16-bit columns (TUNING.md).
 inline Shape forward_shape_for(int64_t packs) {
   for (int g = 32; g <= 512; g *= 2)
     for (int h = 1; h <= kHeldMax; h *= 2)

@@ -298,9 +298,9 @@ __device__ __forceinline__ void fused_chunk(const T* xr, T* dxr, const RowPeel& 
 /// [fused_chunk]
 
 /// [fused_kernel]
-/// A block per row: the whole row is the block's chunk. The cache is reused row after row: a
-/// barrier keeps the next row's first pass from overwriting what a slower thread still reads.
-/// g0: the reduced loss's upstream gradient (over count for a mean).
+/// A block per row: the whole row is the block's chunk. The cache is reused row after row with no
+/// barrier of its own: each thread reads back only the packs it stored (p = threadIdx.x, + kBlock,
+/// ... in both passes). g0: the reduced loss's upstream gradient (over count for a mean).
 template <typename T, int kPack, int kBlock, bool kCached>
 __global__ void __launch_bounds__(kBlock, fused_min_blocks<kBlock>())
     ce_fused_kernel(const T* x, const int32_t* __restrict__ target, float g0, const float* __restrict__ count,
@@ -318,7 +318,6 @@ __global__ void __launch_bounds__(kBlock, fused_min_blocks<kBlock>())
     const T* xr = x + row * c.cols;
     const float x_t = threadIdx.x == 0 ? course::to_float(xr[t]) : 0.0f;
     const RowPeel pl = RowPeel::of<kPack>(phase, row, c.cols);
-    if (kCached) __syncthreads();  // the previous row's second pass is done with the cache
     fused_chunk<T, kPack, kBlock, kCached>(xr, dxr, pl, 0, pl.packs, true, reinterpret_cast<T*>(smem), t, x_t, scale,
                                            c, threadIdx.x == 0 ? loss + row : nullptr, [](RowSums s) { return s; });
   }
