@@ -34,17 +34,13 @@ using course::RowPeel;
 constexpr int kLargeBlock = 512;  // a block per row of more than kSmallRowPacks packs: 8-64 packs a thread at 32K-256K columns
 constexpr int kSmallBlock = 128;  // rows of up to kSmallRowPacks packs: 16 blocks an SM
 constexpr int64_t kSmallRowPacks = 2048;
-// The blocks of kLargeBlock threads an SM that the fused kernels' registers must allow: 3 where the
-// chunk leaves room (the lesson's table), so at most 40 registers a thread. Without the bound a change
-// of the code can cost a block an SM unseen: 47-50 registers measured -7% to -18% fused (TUNING.md).
+// Blocks of kLargeBlock an SM that the fused kernels' registers allow: 3 (the lesson's table), at most
+// 40 registers a thread. H100: 47-50 registers, 2 blocks an SM, read 7-18% less (TUNING.md).
 constexpr int kFusedMinBlocks = 3;
 template <int kBlock>
-constexpr int fused_min_blocks() {
-  return kBlock == kLargeBlock ? kFusedMinBlocks : 1;
-}
+constexpr int fused_min_blocks() { return kBlock == kLargeBlock ? kFusedMinBlocks : 1; }
 
-/// exp(x) for the 16-bit types: the SFU's ex2 (chapter 12's row_exp: within the 16-bit output's
-/// rounding); expf for fp32.
+/// exp(x): the SFU's ex2 for 16-bit logits (chapter 12's row_exp, within their rounding); expf for fp32.
 template <typename T>
 __device__ __forceinline__ float ce_exp(float x) {
   return ch12::row_exp<sizeof(T) == 2>(x);
@@ -132,17 +128,14 @@ __device__ RowSums row_sums(const T* xr, const RowPeel& pl, int64_t first, int64
                             Keep keep = {}) {
   MaxSum t;
   float sx = 0.0f;
-  for_each_piece<T, kPack, kBlock>(xr, pl, first, count, edges,
-                                   [&](int64_t p, int64_t, const float* v, int n, const Pack<T, kPack>* raw) {
-                                     if (n == kPack) {
-                                       online_update<T, kPack>(t, v);
-                                     } else {
-                                       online_update<T, 1>(t, v);
-                                     }
-                                     if (smoothing)
-                                       for (int j = 0; j < n; ++j) sx += v[j];
-                                     keep(p, v, n, raw);
-                                   });
+  auto add = [&](int64_t p, int64_t, const float* v, int n, const Pack<T, kPack>* raw) {
+    if (n == kPack) online_update<T, kPack>(t, v);
+    else online_update<T, 1>(t, v);
+    if (smoothing)
+      for (int j = 0; j < n; ++j) sx += v[j];
+    keep(p, v, n, raw);
+  };
+  for_each_piece<T, kPack, kBlock>(xr, pl, first, count, edges, add);
   const MaxSum r = course::block_merge<kBlock>(t);
   const float s = smoothing ? ch12::block_allreduce<kBlock>(sx, ch12::Sum{}, 0.0f) : 0.0f;
   return {r, s};
