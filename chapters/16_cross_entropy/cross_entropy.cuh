@@ -31,7 +31,7 @@ using course::MaxSum;
 using course::Pack;
 using course::RowPeel;
 
-constexpr int kLargeBlock = 512;  // a block per row of more than kSmallRowPacks packs: 8-64 packs a thread at 32K-256K columns
+constexpr int kLargeBlock = 512;  // rows of more than kSmallRowPacks packs: 8-128 packs a thread at 32K-256K columns
 constexpr int kSmallBlock = 128;  // rows of up to kSmallRowPacks packs: 16 blocks an SM
 constexpr int64_t kSmallRowPacks = 2048;
 // Blocks of kLargeBlock an SM that the fused kernels' registers allow: 3 (the lesson's table), at most
