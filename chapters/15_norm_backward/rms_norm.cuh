@@ -135,11 +135,12 @@ void with_forward_shape(const Shape& s, F&& f) {
     if (s.held == 1) return f(group, integral_constant<int, B / G>{}, integral_constant<int, 1>{});
     if (s.held == 2) return f(group, integral_constant<int, B / G>{}, integral_constant<int, 2>{});
     if (s.held == 4) return f(group, integral_constant<int, B / G>{}, integral_constant<int, 4>{});
-    if constexpr (G == 512) {  // only a group of 512 holds more than kHeldMax packs, or reads twice
+    if constexpr (G == 512) {  // only a group of 512 holds more than kHeldMax packs
       if (s.held == 8) return f(group, integral_constant<int, 1>{}, integral_constant<int, 8>{});
       if (s.held == 16) return f(group, integral_constant<int, 1>{}, integral_constant<int, 16>{});
-      f(group, integral_constant<int, 1>{}, integral_constant<int, 0>{});
     }
+    // held 0 (and any shape not above): a group of 512 reading the row twice, right for any row
+    f(integral_constant<int, 512>{}, integral_constant<int, 1>{}, integral_constant<int, 0>{});
   };
   switch (s.group) {
     case 32:
