@@ -28,7 +28,7 @@ std::vector<int64_t> thresholds(int accs) {
   constexpr int64_t kPack = ch15::kPackOf<T>;
   std::vector<int64_t> t;
   for (int64_t g = 32; g <= 512; g *= 2) t.push_back(g * kPack + kPack - 1);  // the last of g packs
-  const int64_t held_max = accs > 0 ? ch15::kHeldMax : ch15::kForwardHeldMax;
+  const int64_t held_max = accs > 0 ? ch15::kBackwardHeldMax : ch15::kForwardHeldMax;
   for (int64_t h = 2; h <= held_max; h *= 2) t.push_back(512 * h * kPack + kPack - 1);
   if (accs > 0) t.push_back(ch15::acc_smem_max_cols<ch15::kPackOf<T>>(accs));
   return t;

@@ -38,9 +38,23 @@ struct BackwardArgs {
 
 /// Resident blocks the compiler must leave room for: two of 512 threads (64 registers a thread)
 /// where a thread holds one pack; H100, LayerNorm bf16 at 1024 columns took 88 registers unbounded,
-/// one block per SM (TUNING.md). Threads holding 2 or 4 packs keep what they need.
+/// one block per SM (TUNING.md). Threads holding 2 or more packs keep what they need.
 template <int kBlock, int kHeld>
 constexpr int kMinBlocks = kHeld == 1 ? 1024 / kBlock : 1;
+
+/// [rows_at_once]
+/// Rows a group has in flight at once where its accumulators are registers (kRegAcc): a thread's
+/// columns are the same in every row, so a second row costs its x and dy packs, not a second set
+/// of accumulators, and one pass of the group's sums (one barrier pair) serves both rows. Two,
+/// for threads of 1 or 2 packs; except one-pack threads of more than 8 accumulators (16-bit
+/// LayerNorm) in groups smaller than the block, which spill at the 64-register bound. H100:
+/// 2 rows +5% to +16% at 1536-8192 columns, a spilling 16-bit LayerNorm -6% to -13% (TUNING.md).
+template <int kAccs, int kPack, int kHeld, int kGroups, bool kRegAcc>
+constexpr int rows_at_once() {
+  if (!kRegAcc || kHeld > 2) return 1;
+  return kHeld == 1 && kAccs * kPack > 8 && kGroups > 1 ? 1 : 2;
+}
+/// [rows_at_once]
 
 /// The padded place of column c in a shared-memory accumulator row (plan.h: padded_cols).
 template <int kPack>
@@ -49,10 +63,10 @@ __device__ __forceinline__ int64_t padded(int64_t c) {
 }
 
 /// [backward_kernel]
-/// Block b takes rows [b, b + 1) x rows_per_block, its groups a row each in turn. With g = dy * gamma
-/// and xhat = (x - mean) * rstd:  dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) for LayerNorm,
-/// rstd * (g - xhat * mean(g * xhat)) for RMSNorm (xhat = x * rstd). Pass 1 takes a row's two sums
-/// and adds its dy * xhat (and dy) to the column accumulators; pass 2 writes dx.
+/// Block b takes rows [b, b + 1) x rows_per_block, its groups kRows rows each in turn (a trip). With
+/// g = dy * gamma and xhat = (x - mean) * rstd:  dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) for
+/// LayerNorm, rstd * (g - xhat * mean(g * xhat)) for RMSNorm (xhat = x * rstd). Pass 1 takes a row's
+/// two sums and adds its dy * xhat (and dy) to the column accumulators; pass 2 writes dx.
 /// The accumulators: kRegAcc, where every row puts the same columns in the same thread's packs
 /// (cols a whole number of packs), in that thread's registers, added into the block's partial row
 /// group by group at the end; else (a peeled row's packs move with the row) a row of them per group
@@ -62,6 +76,8 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
     norm_backward_kernel(BackwardArgs<T> p, int phase, bool acc_in_smem) {
   using Convert = course::ScalarConvert<T>;
   constexpr int kAccs = kLayer ? 2 : 1, kBlock = kGroup * kGroups, kRegs = kRegAcc ? kHeld * kPack : 1;
+  constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>();  // a group's rows in flight
+  constexpr int kH = kHeld > 0 ? kHeld : 1;
   static_assert(!kRegAcc || kHeld > 0, "register accumulators need the row held");
   const int g = threadIdx.x / kGroup, t = threadIdx.x % kGroup;
   const int64_t cols = p.cols, width = kAccs * cols;
@@ -78,7 +94,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   }
   const int64_t first = int64_t(blockIdx.x) * p.rows_per_block;
   const int64_t end = std::min(p.rows, first + p.rows_per_block);
-  const int64_t trips = (p.rows_per_block + kGroups - 1) / kGroups;
+  const int64_t trips = (p.rows_per_block + kGroups * kRows - 1) / (kGroups * kRows);
   const float inv_cols = 1.0f / float(cols);
   // kRegAcc: every row has row 0's layout, and the thread's columns of gamma stay in its registers.
   const RowPeel fixed = RowPeel::of<kPack>(phase, 0, cols);
@@ -97,19 +113,26 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
       return load_gamma<T, kPack>(p.gamma, col);
   };
   for (int64_t trip = 0; trip < trips; ++trip) {
-    const int64_t row = first + trip * kGroups + g;
-    const RowPeel pl = row >= end ? RowPeel{0, 0, 0, 0} : kRegAcc ? fixed : RowPeel::of<kPack>(phase, row, cols);
-    const int64_t base = row * cols;
-    const float mu = kLayer && row < end ? p.mean[row] : 0.0f;
-    const float rs = row < end ? p.rstd[row] : 0.0f;
-    Pack<T, kPack> hx[kHeld > 0 ? kHeld : 1], hdy[kHeld > 0 ? kHeld : 1];
-    float sum_g = 0.0f, sum_gx = 0.0f;
-    // Pass 1 for n columns from `col` (slot: where kRegAcc keeps their sums).
-    auto gather = [&](const float* xv, const float* dyv, const float* gm, int64_t col, int n, int slot) {
+    // Row r of the trip: kRows rows per group, each a kGroups-row step of the block apart.
+    RowPeel pl[kRows];
+    int64_t base[kRows];
+    float mu[kRows], rs[kRows], sums[2 * kRows];  // sums: each row's sum of g, then of g * xhat
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int64_t row = first + (trip * kRows + r) * kGroups + g;
+      pl[r] = row >= end ? RowPeel{0, 0, 0, 0} : kRegAcc ? fixed : RowPeel::of<kPack>(phase, row, cols);
+      base[r] = row * cols;
+      mu[r] = kLayer && row < end ? p.mean[row] : 0.0f;
+      rs[r] = row < end ? p.rstd[row] : 0.0f;
+      sums[2 * r] = sums[2 * r + 1] = 0.0f;
+    }
+    Pack<T, kPack> hx[kRows][kH], hdy[kRows][kH];
+    // Pass 1 for n columns from `col` of row r (slot: where kRegAcc keeps their sums).
+    auto gather = [&](int r, const float* xv, const float* dyv, const float* gm, int64_t col, int n, int slot) {
       for (int j = 0; j < n; ++j) {
-        const float xhat = (xv[j] - mu) * rs, gj = __fmul_rn(dyv[j], gm[j]);
-        sum_g += gj;
-        sum_gx += gj * xhat;
+        const float xhat = (xv[j] - mu[r]) * rs[r], gj = __fmul_rn(dyv[j], gm[j]);
+        sums[2 * r] += gj;
+        sums[2 * r + 1] += gj * xhat;
         if constexpr (kRegAcc) {
           racc[0][slot + j] += dyv[j] * xhat;
           if (kLayer) racc[kAccs - 1][slot + j] += dyv[j];
@@ -119,72 +142,91 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
         }
       }
     };
-    auto gather_pack = [&](const Pack<T, kPack>& px, const Pack<T, kPack>& pdy, int64_t col, int i) {
+    auto gather_pack = [&](int r, const Pack<T, kPack>& px, const Pack<T, kPack>& pdy, int64_t col, int i) {
       float xv[kPack], dyv[kPack], gm[kPack];
       Convert::to_floats(px, xv);
       Convert::to_floats(pdy, dyv);
       Convert::to_floats(gamma_of(i, col), gm);
-      gather(xv, dyv, gm, col, kPack, i * kPack);
+      gather(r, xv, dyv, gm, col, kPack, i * kPack);
     };
     if constexpr (kHeld > 0) {
 #pragma unroll
-      for (int i = 0; i < kHeld; ++i)
-        if (t + i * kGroup < pl.packs) {
-          const int64_t at = base + pl.head + int64_t(t + i * kGroup) * kPack;
-          hx[i] = course::load_pack<T, kPack>(p.x + at);
-          hdy[i] = course::load_pack<T, kPack>(p.dy + at);
-        }
+      for (int r = 0; r < kRows; ++r)
 #pragma unroll
-      for (int i = 0; i < kHeld; ++i)
-        if (t + i * kGroup < pl.packs) gather_pack(hx[i], hdy[i], pl.head + int64_t(t + i * kGroup) * kPack, i);
+        for (int i = 0; i < kHeld; ++i)
+          if (t + i * kGroup < pl[r].packs) {
+            const int64_t at = base[r] + pl[r].head + int64_t(t + i * kGroup) * kPack;
+            hx[r][i] = course::load_pack<T, kPack>(p.x + at);
+            hdy[r][i] = course::load_pack<T, kPack>(p.dy + at);
+          }
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int i = 0; i < kHeld; ++i)
+          if (t + i * kGroup < pl[r].packs)
+            gather_pack(r, hx[r][i], hdy[r][i], pl[r].head + int64_t(t + i * kGroup) * kPack, i);
     } else {
-      for (int q = t; q < pl.packs; q += kGroup) {
-        const int64_t at = base + pl.head + int64_t(q) * kPack;
-        gather_pack(course::load_pack<T, kPack>(p.x + at), course::load_pack<T, kPack>(p.dy + at),
-                    pl.head + int64_t(q) * kPack, 0);
+      for (int q = t; q < pl[0].packs; q += kGroup) {
+        const int64_t at = base[0] + pl[0].head + int64_t(q) * kPack;
+        gather_pack(0, course::load_pack<T, kPack>(p.x + at), course::load_pack<T, kPack>(p.dy + at),
+                    pl[0].head + int64_t(q) * kPack, 0);
       }
     }
-    const int edge_col = t < pl.edges ? pl.edge_col(t) : -1;  // the peel's head and tail, one per thread
-    float ex = 0.0f, edy = 0.0f, egm = 0.0f;
-    if (edge_col >= 0) {
-      ex = course::to_float(p.x[base + edge_col]);
-      edy = course::to_float(p.dy[base + edge_col]);
-      egm = course::to_float(p.gamma[edge_col]);
-      gather(&ex, &edy, &egm, edge_col, 1, kRegs);
-    }
-    // The group's sums; its barrier (for a warp, __syncwarp) also orders this row's accumulator
-    // updates before the next row's, whose columns may fall to other threads.
-    const float2 s = group_sum2<kGroup, kGroups>(sum_g, sum_gx);
+    // The peel's head and tail, one column per thread (read again in pass 2: no registers held
+    // across the group's sums).
+    auto edge_of = [&](int r) { return t < pl[r].edges ? pl[r].edge_col(t) : -1; };
+    auto edge_gather = [&](int r, int col) {
+      const float ex = course::to_float(p.x[base[r] + col]), edy = course::to_float(p.dy[base[r] + col]);
+      const float egm = course::to_float(p.gamma[col]);
+      gather(r, &ex, &edy, &egm, col, 1, kRegs);
+    };
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      if (const int col = edge_of(r); col >= 0) edge_gather(r, col);
+    // The group's sums; its barrier (for a warp, __syncwarp) also orders this trip's accumulator
+    // updates before the next trip's, whose columns may fall to other threads.
+    group_sums<kGroup, kGroups>(sums);
     if constexpr (kGroup <= 32) __syncwarp();
-    const float mean_g = kLayer ? s.x * inv_cols : 0.0f, mean_gx = s.y * inv_cols;
-    // g rounded as in pass 1 (__fmul_rn: not contracted into an fma with `- mean_g`): a row whose g
-    // all equal their mean (one column) gives dx = 0 exactly.
-    auto dx_of = [&](float xv, float dyv, float gm) {
-      return rs * (__fmul_rn(dyv, gm) - mean_g - (xv - mu) * rs * mean_gx);
-    };
-    auto write_pack = [&](const Pack<T, kPack>& px, const Pack<T, kPack>& pdy, int64_t col, int i) {
-      float xv[kPack], dyv[kPack], gm[kPack];
-      Convert::to_floats(px, xv);
-      Convert::to_floats(pdy, dyv);
-      Convert::to_floats(gamma_of(i, col), gm);
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) xv[j] = dx_of(xv[j], dyv[j], gm[j]);
-      Pack<T, kPack> o;
-      Convert::from_floats(xv, o);
-      course::store_pack_vector<T, kPack>(p.dx + base + col, o);
-    };
-    if constexpr (kHeld > 0) {
+    for (int r = 0; r < kRows; ++r) {
+      const float mean_g = kLayer ? sums[2 * r] * inv_cols : 0.0f, mean_gx = sums[2 * r + 1] * inv_cols;
+      const float c = rs[r] * rs[r] * mean_gx;  // xhat * mean(g xhat) = (x - mu) * c / rs
+      // dx = rs (g - mean_g) - (x - mu) c, g rounded as in pass 1 (__fmul_rn: not contracted into an
+      // fma with `- mean_g`): a row whose g all equal their mean (one column) gives dx = 0 exactly.
+      auto dx_of = [&](float xv, float dyv, float gm) {
+        if constexpr (kLayer)
+          return fmaf(rs[r], __fmul_rn(dyv, gm) - mean_g, -((xv - mu[r]) * c));
+        else
+          return fmaf(rs[r], __fmul_rn(dyv, gm), -(xv * c));
+      };
+      auto write_pack = [&](const Pack<T, kPack>& px, const Pack<T, kPack>& pdy, int64_t col, int i) {
+        float xv[kPack], dyv[kPack], gm[kPack];
+        Convert::to_floats(px, xv);
+        Convert::to_floats(pdy, dyv);
+        Convert::to_floats(gamma_of(i, col), gm);
 #pragma unroll
-      for (int i = 0; i < kHeld; ++i)
-        if (t + i * kGroup < pl.packs) write_pack(hx[i], hdy[i], pl.head + int64_t(t + i * kGroup) * kPack, i);
-    } else {
-      for (int q = t; q < pl.packs; q += kGroup) {
-        const int64_t at = base + pl.head + int64_t(q) * kPack;
-        write_pack(course::load_pack<T, kPack>(p.x + at), course::load_pack<T, kPack>(p.dy + at),
-                   pl.head + int64_t(q) * kPack, 0);
+        for (int j = 0; j < kPack; ++j) xv[j] = dx_of(xv[j], dyv[j], gm[j]);
+        Pack<T, kPack> o;
+        Convert::from_floats(xv, o);
+        course::store_pack_vector<T, kPack>(p.dx + base[r] + col, o);
+      };
+      if constexpr (kHeld > 0) {
+#pragma unroll
+        for (int i = 0; i < kHeld; ++i)
+          if (t + i * kGroup < pl[r].packs)
+            write_pack(hx[r][i], hdy[r][i], pl[r].head + int64_t(t + i * kGroup) * kPack, i);
+      } else {
+        for (int q = t; q < pl[r].packs; q += kGroup) {
+          const int64_t at = base[r] + pl[r].head + int64_t(q) * kPack;
+          write_pack(course::load_pack<T, kPack>(p.x + at), course::load_pack<T, kPack>(p.dy + at),
+                     pl[r].head + int64_t(q) * kPack, 0);
+        }
       }
+      if (const int col = edge_of(r); col >= 0)
+        p.dx[base[r] + col] = course::from_float<T>(
+            dx_of(course::to_float(p.x[base[r] + col]), course::to_float(p.dy[base[r] + col]),
+                  course::to_float(p.gamma[col])));
     }
-    if (edge_col >= 0) p.dx[base + edge_col] = course::from_float<T>(dx_of(ex, edy, egm));
   }
   if constexpr (kRegAcc) {
     // The groups' registers into one row, group 0 first (every row has row 0's layout: the columns
@@ -264,7 +306,7 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
         parts = plan.blocks;
       };
       const size_t row_bytes = size_t(kAccs) * size_t(a.cols) * sizeof(float);
-      if constexpr (H > 0) {
+      if constexpr (H > 0 && H <= kHeldMax) {  // register accumulators: up to kHeldMax packs a thread
         if (fixed) return run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, true>, Gs > 1 ? row_bytes : 0, true);
       }
       const size_t padded_bytes = size_t(kAccs) * size_t(padded_cols<kPack>(a.cols)) * sizeof(float);

@@ -105,6 +105,7 @@ void with_shape(const Shape& s, F&& f) {
     }
   if (s.held == 2) return f(integral_constant<int, 512>{}, integral_constant<int, 1>{}, integral_constant<int, 2>{});
   if (s.held == 4) return f(integral_constant<int, 512>{}, integral_constant<int, 1>{}, integral_constant<int, 4>{});
+  if (s.held == 8) return f(integral_constant<int, 512>{}, integral_constant<int, 1>{}, integral_constant<int, 8>{});
   f(integral_constant<int, 512>{}, integral_constant<int, 1>{}, integral_constant<int, 0>{});
 }
 

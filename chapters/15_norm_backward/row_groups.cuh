@@ -18,16 +18,22 @@ namespace ch15 {
 /// [shape]
 /// How a kernel covers its rows: kGroup threads per row (a warp or more), kGroups rows at a time
 /// per block of kBlockThreads, each thread holding `held` packs of a row in registers; held = 0
-/// reads the row again for its second pass (rows longer than 512 x kHeldMax packs).
+/// reads the row again for its second pass (rows longer than 512 x kBackwardHeldMax packs).
 struct Shape {
   int group;   ///< threads per row: 32 to 512
   int groups;  ///< rows at a time per block
   int held;    ///< packs per thread held in registers, 0: read twice
 };
-constexpr int kHeldMax = 4;                 // 4 packs a thread at most (64 B of each tensor)
+// Register accumulators (norm_backward.cuh) and the forward's groups under 512 threads stop at
+// 4 packs a thread: 64 B of each tensor.
+constexpr int kHeldMax = 4;
 // The RMSNorm forward's most packs a thread of 512 (rms_norm.cuh: forward_shape_for): 32768 fp32
 // columns held. H100: 4 read 9-23% less past 2048 packs (TUNING.md).
 constexpr int kForwardHeldMax = 16;
+// The backward's most packs a thread of 512 (8: 4096 packs, 16384 fp32 columns), its column sums
+// in shared memory past kHeldMax. H100: against reading twice past 2048 packs, +31% to +58% at
+// 12288-16384 fp32 columns and +52% at 32768 16-bit RMSNorm columns (TUNING.md).
+constexpr int kBackwardHeldMax = 8;
 constexpr int kBlockThreads = kShapeBlock;  // groups of up to 512 threads share a block of 512 (plan.h)
 
 /// A block's threads: kGroups groups of kGroup.
@@ -35,11 +41,11 @@ template <int kGroup, int kGroups>
 constexpr int kBlockOf = int(kGroup) * kGroups;
 
 /// One pack per thread where a group of up to 512 holds the row (the most threads per row: the
-/// fewest registers per thread, so the most resident), then 2 or 4 packs per thread of 512.
+/// fewest registers per thread, so the most resident), then 2, 4 or 8 packs per thread of 512.
 inline Shape shape_for(int64_t packs) {
   for (int g = 32; g <= 512; g *= 2)
     if (packs <= g) return {g, kBlockThreads / g, 1};
-  for (int h = 2; h <= kHeldMax; h *= 2)
+  for (int h = 2; h <= kBackwardHeldMax; h *= 2)
     if (packs <= 512 * h) return {512, 1, h};
   return {512, 1, 0};
 }
@@ -60,27 +66,37 @@ __device__ __forceinline__ void group_barrier(int g) {
     asm volatile("bar.sync %0, %1;" ::"r"(g + 1), "n"(kGroup) : "memory");
 }
 
-/// The sums of (a, b) over the kGroup threads of each group (kGroup consecutive threads; the
-/// block's groups all call it, the same number of times). Every thread of a group adds the same
-/// warp sums in the same order: the group's threads and every run get the same bits.
-template <int kGroup, int kGroups>
-__device__ __forceinline__ float2 group_sum2(float a, float b) {
-  a = course::group_sum<(kGroup < 32 ? kGroup : 32)>(a, 0xffffffffu);
-  b = course::group_sum<(kGroup < 32 ? kGroup : 32)>(b, 0xffffffffu);
-  if constexpr (kGroup <= 32) {
-    return {a, b};
-  } else {
+/// The sums of each of v[0..N) over the kGroup threads of each group (kGroup consecutive threads;
+/// the block's groups all call it, the same number of times): N values, one barrier pair. Every
+/// thread of a group adds the same warp sums in the same order: the group's threads and every run
+/// get the same bits.
+template <int kGroup, int kGroups, int N>
+__device__ __forceinline__ void group_sums(float (&v)[N]) {
+#pragma unroll
+  for (int n = 0; n < N; ++n) v[n] = course::group_sum<(kGroup < 32 ? kGroup : 32)>(v[n], 0xffffffffu);
+  if constexpr (kGroup > 32) {
     constexpr int kWarps = kGroup / 32;
-    __shared__ float2 part[kGroups][kWarps];
+    __shared__ float part[kGroups][kWarps][N];
     const int g = threadIdx.x / kGroup, w = (threadIdx.x % kGroup) / 32;
     group_barrier<kGroup, kGroups>(g);  // the previous row's readers are done with `part`
-    if (threadIdx.x % 32 == 0) part[g][w] = {a, b};
-    group_barrier<kGroup, kGroups>(g);
-    float2 s = part[g][0];
+    if (threadIdx.x % 32 == 0)
 #pragma unroll
-    for (int i = 1; i < kWarps; ++i) s = {s.x + part[g][i].x, s.y + part[g][i].y};
-    return s;
+      for (int n = 0; n < N; ++n) part[g][w][n] = v[n];
+    group_barrier<kGroup, kGroups>(g);
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      v[n] = part[g][0][n];
+#pragma unroll
+      for (int i = 1; i < kWarps; ++i) v[n] += part[g][i][n];
+    }
   }
+}
+/// The sums of (a, b) over each group.
+template <int kGroup, int kGroups>
+__device__ __forceinline__ float2 group_sum2(float a, float b) {
+  float v[2] = {a, b};
+  group_sums<kGroup, kGroups>(v);
+  return {v[0], v[1]};
 }
 /// [group_sum2]
 
