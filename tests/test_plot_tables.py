@@ -396,6 +396,41 @@ with tempfile.TemporaryDirectory() as d:
                                            {"test-gpu": {"ch16_y": plain}}, {}, d),
            "memory marker: data without peak_alloc_bytes raises")
 
+# fmt_fwd_bwd and the fwd_bwd marker: forward plus backward, ours (two chapters) against a peer, and
+# the copy of the same bytes (bytes over each result's matched copy); a missing shape raises; a
+# disturbed result (spread over NOISY_SPREAD) is named.
+with tempfile.TemporaryDirectory() as d:
+    gpu_dir = os.path.join(d, "test-gpu")
+    os.makedirs(gpu_dir)
+
+    def with_fields(path, **fields):
+        with open(path) as f:
+            doc = json.load(f)
+        for b in doc["benchmarks"]:
+            if b["run_type"] == "iteration":
+                b.update(fields)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return load.load_chapter(path)
+
+    fwd = load.load_chapter(write_chapter(gpu_dir, "ch09_x", [
+        ("layer_norm/dispatch/bf16/rows:1000/cols:500/iterations:25/manual_time", 2000)], matched=True))
+    bwd = with_fields(write_chapter(gpu_dir, "ch15_x", [
+        ("layer_norm_backward/partials/bf16/rows:1000/cols:500/iterations:25/manual_time", 2000)], matched=True),
+        spread_pct=40.0)
+    torch = with_fields(write_chapter(gpu_dir, "peer_torch", [
+        ("layer_norm/torch/bf16/rows:1000/cols:500/iterations:25/manual_time", 600),
+        ("layer_norm_backward/torch/bf16/rows:1000/cols:500/iterations:25/manual_time", 600)]), median_us=6.0)
+    marker = ("<!-- fwd_bwd torch ch09_x/layer_norm/dispatch ch15_x/layer_norm_backward/partials bf16 {} test-gpu -->"
+              "\n<!-- /fwd_bwd -->")
+    text = markers.rewrite_markers(marker.format("1000x500"), {"test-gpu": {"ch09_x": fwd, "ch15_x": bwd}},
+                                   {"test-gpu": {"torch": torch}}, d)
+    check("| 1000 x 500 | bf16 | 4.0 | 12.0 | 3.00x | 3.2 | 3.75x |" in text,
+          f"fwd_bwd marker: 2 + 2 us against 6 + 6, copies at 0.8 of each time; got {text}")
+    check("ours layer_norm_backward bf16 at 1000 x 500 (40%)" in text, f"fwd_bwd marker names a disturbed result; got {text}")
+    raises(lambda: markers.rewrite_markers(marker.format("1000x501"), {"test-gpu": {"ch09_x": fwd, "ch15_x": bwd}},
+                                           {"test-gpu": {"torch": torch}}, d), "fwd_bwd marker: a missing shape raises")
+
 if failures:
     print(f"{len(failures)} check(s) failed")
     sys.exit(1)

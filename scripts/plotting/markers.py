@@ -19,6 +19,10 @@ with what the data says, so that no number in the lessons is typed by hand. No m
   <!-- value CHAPTER NAME FIELD [GPU] -->         one number (VALUE_FIELDS); NAME is a benchmark name
                                                   (op/kernel/dtype/rows:R/cols:C) or '-'
   <!-- memory CHAPTER OP ROWS DTYPE [GPU] -->   the peak memory of OP (peak_alloc_bytes) at ROWS, ours and each peer
+  <!-- fwd_bwd PEER FWD BWD DTYPES SHAPES [GPU] --> a layer's forward plus backward against PEER
+                                                  (peer_PEER.json) and the copy of the same bytes; FWD,
+                                                  BWD: CHAPTER/OP/KERNEL; DTYPES: bf16,f32; SHAPES:
+                                                  16384x1024,49152x4096
   <!-- ratio CHAPTER NAME PEER [GPU] -->           how many times faster NAME is than PEER's result (peer_PEER.json)
                                                   for the same op, dtype and shape: "2.7x", their median times' ratio
 FILE is relative to plots/data/<gpu>/ (a profile's without its .ncu.csv); GPU defaults to
@@ -30,7 +34,7 @@ import re
 from . import REFERENCE_GPU, DataError
 from .load import data_file, load_chapter, parse_name
 from .ncu import load_profile
-from .peer_tables import fmt_memory, fmt_peers, fmt_twins
+from .peer_tables import fmt_fwd_bwd, fmt_memory, fmt_peers, fmt_twins
 from .profile_tables import fmt_balance, fmt_profile, fmt_sectors
 from .tables import fmt_accuracy, fmt_paths, fmt_shapes, fmt_summary, fmt_table, fmt_vs_copy
 
@@ -50,6 +54,7 @@ MARKERS = {  # kind: the arguments of its opening marker
     "value": r" (?P<ch>\w+) (?P<name>\S+) (?P<field>\w+)" + GPU,
     "ratio": r" (?P<ch>\w+) (?P<name>\S+) (?P<peer>\w+)" + GPU,
     "memory": r" (?P<ch>\w+) (?P<op>\w+) (?P<rows>\d+) (?P<dtype>\w+)" + GPU,
+    "fwd_bwd": r" (?P<peer>\w+) (?P<fwd>\w+/\w+/\w+) (?P<bwd>\w+/\w+/\w+) (?P<dtypes>[\w,]+) (?P<shapes>[\dx,]+)" + GPU,
 }
 MARKER_RE = {k: re.compile(rf"(?P<open><!-- {k}{args} -->)(?P<body>.*?)(?P<close><!-- /{k} -->)", re.S)
              for k, args in MARKERS.items()}
@@ -166,6 +171,15 @@ def rewrite_markers(text, data, peers=None, data_dir=None, notes=None):
             raise DataError(f"memory marker needs {m['ch']} on {gpu}")
         return fmt_memory(chapters(m)[m["ch"]], peers.get(gpu, {}), m["op"], int(m["rows"]), m["dtype"])
 
+    def fwd_bwd(m):
+        gpu = m["gpu"] or REFERENCE_GPU
+        peer = peers.get(gpu, {}).get(m["peer"])
+        if peer is None:
+            raise DataError(f"fwd_bwd marker needs peer_{m['peer']}.json on {gpu}")
+        shapes = [tuple(int(v) for v in s.split("x")) for s in m["shapes"].split(",")]
+        return fmt_fwd_bwd(chapters(m), peer, m["peer"], tuple(m["fwd"].split("/")), tuple(m["bwd"].split("/")),
+                           m["dtypes"].split(","), shapes)
+
     def accuracy(m):
         gpu = m["gpu"] or REFERENCE_GPU
         return fmt_accuracy(data_file(data_dir, gpu, m["file"], "accuracy"), m["file"], gpu)
@@ -197,7 +211,7 @@ def rewrite_markers(text, data, peers=None, data_dir=None, notes=None):
         return fmt_shapes(ours, others, m["op"], int(m["rows"]), int(m["first"] or 0))
 
     bodies = {
-        "summary": summary, "peers": peers_table, "memory": memory, "accuracy": accuracy, "paths": paths, "twins": twins,
+        "summary": summary, "peers": peers_table, "memory": memory, "fwd_bwd": fwd_bwd, "accuracy": accuracy, "paths": paths, "twins": twins,
         "vs_copy": vs_copy, "shapes": shapes, "sectors": ncu(fmt_sectors, "sectors"),
         "balance": ncu(fmt_balance, "balance"),
         "results": lambda m: fmt_table(need(m, "results")), "profile": ncu(fmt_profile, "profile"),

@@ -169,3 +169,54 @@ def fmt_memory(ch, peers, op, rows, dtype):
                  + "; ".join(f"{p}: the allocator's peak over one call, less what was allocated before it "
                              f"(`{data_path(peers[p])}`)" for p in names) + ". The logits are not counted on either side.")
     return "\n".join(lines)
+
+
+def fmt_fwd_bwd(chapters, peer, peer_name, fwd, bwd, dtypes, shapes):
+    """Markdown table: a layer's forward and backward together (`fwd`, `bwd`: (chapter, op, kernel)
+    of ours) against `peer`'s same two ops, at each (rows, cols) of `shapes` and dtype of `dtypes`:
+    the two median times added on each side, their ratio, and the copy of the same bytes (each op's
+    bytes over its matched copy's speed, from our results) as the bound on any kernel's time."""
+    def find(results, op, kernel, dtype, rows, cols):
+        for r in results:
+            if (r["op"], r["dtype"], r["rows"], r["cols"]) == (op, dtype, rows, cols) and kernel in (None, r["kernel"]):
+                return r
+        return None
+
+    head = ["shape", "dtype", "ours (us)", f"{peer_name} (us)", f"ours vs {peer_name}", "copy of the same bytes (us)",
+            f"{peer_name} vs the copy"]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
+    files, scattered = set(), []
+    for rows, cols in shapes:
+        for dtype in dtypes:
+            ours, theirs, copy = 0.0, 0.0, 0.0
+            for ch_name, op, kernel in (fwd, bwd):
+                ch = chapters.get(ch_name)
+                if ch is None:
+                    raise DataError(f"fwd_bwd marker names {ch_name}: no such data")
+                r = find(ch["results"], op, kernel, dtype, rows, cols)
+                p = find(peer["results"], op, None, dtype, rows, cols)
+                if r is None or p is None or not r.get("matched_copy_gbps"):
+                    missing = f"{ch_name} {op}/{kernel}" if r is None or not r.get("matched_copy_gbps") else peer_name
+                    raise DataError(f"fwd_bwd marker: {missing} has no {op} {dtype} at {rows} x {cols}"
+                                    " (with a matched copy)")
+                files.add(data_path(ch))
+                for side, x in (("ours", r), (peer_name, p)):
+                    if x["spread_pct"] > NOISY_SPREAD:
+                        scattered.append(f"{side} {op} {dtype} at {rows} x {cols} ({x['spread_pct']:.0f}%)")
+                ours += r["median_us"]
+                theirs += p["median_us"]
+                copy += r["gbps"] * r["median_us"] / r["matched_copy_gbps"]  # bytes / copy speed, in us
+            lines.append(f"| {rows} x {cols} | {dtype} | {ours:.1f} | {theirs:.1f} | {theirs / ours:.2f}x | "
+                         f"{copy:.1f} | {theirs / copy:.2f}x |")
+    lines.append("")
+    lines.append(f"Median times in microseconds, forward ({fwd[1]}) plus backward ({bwd[1]}). Ours: "
+                 + ", ".join(f"`{f}`" for f in sorted(files)) + f"; {peer_name}: `{data_path(peer)}`, by the same "
+                 "method. The copy of the same bytes: each operation's bytes at the speed of its matched copy "
+                 f"(a cudaMemcpy of those bytes, timed in our run): no kernel can beat it, so "
+                 f"\"{peer_name} vs the copy\" is the most any kernel could gain over {peer_name}.")
+    if scattered:
+        lines.append("")
+        lines.append(f"Scattered in this run (spread over {NOISY_SPREAD}%: the launches were disturbed, and the "
+                     "median is less sure than the others; a disturbed run's matched copy may be slow with it): "
+                     + "; ".join(scattered) + ".")
+    return "\n".join(lines)
