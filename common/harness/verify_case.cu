@@ -58,8 +58,7 @@ std::vector<char> fetch_rows(const void* dev, DType t, int64_t cols, const std::
   const int es = dtype_size(t);
   const size_t row_bytes = size_t(cols) * es;
   std::vector<char> raw(ids.size() * row_bytes);
-  // One copy per run of consecutive rows: a case checked whole (up to 2^24 elements, tens of
-  // thousands of short rows) is one copy, not one per row.
+  // One copy per run of consecutive rows: a case checked whole is one copy, not one per row.
   for (size_t i = 0, n; i < ids.size(); i += n) {
     for (n = 1; i + n < ids.size() && ids[i + n] == ids[i] + int64_t(n);) ++n;
     CUDA_CHECK(cudaMemcpy(raw.data() + i * row_bytes, static_cast<const char*>(dev) + ids[i] * row_bytes, n * row_bytes,
@@ -68,8 +67,7 @@ std::vector<char> fetch_rows(const void* dev, DType t, int64_t cols, const std::
   return raw;
 }
 
-// The listed rows of a device tensor of extent e, as stored: per-row tensors at the same rows,
-// per-column ones (and column sums) whole.
+// The listed rows of a device tensor of extent e, as stored (per-column ones and column sums whole).
 std::vector<char> fetch_tensor(const void* dev, DType t, Extent e, int64_t cols, const std::vector<int64_t>& ids) {
   static const std::vector<int64_t> row0{0};
   switch (e) {
@@ -115,11 +113,10 @@ FillSpec side_input_fill(const FillSpec& x_fill, int k, bool first_per_col) {
   return f;
 }
 
-// The backward's y as a forward pass gives it: the filled values (special rows included) are
-// taken as logits and replaced by their softmax (or log-softmax), computed in double and
-// rounded to the storage type. Probabilities in [0, 1] (log-probabilities <= 0), NaN rows where
-// the forward gives NaN, zeros (or -inf) where it masked. Cases too large to check whole keep
-// the plain fill: they test offsets, not values.
+// The backward's y as a forward pass gives it: the filled values (special rows included) taken as
+// logits and replaced by their softmax (or log-softmax), in double, rounded to the storage type:
+// NaN rows where the forward gives NaN, zeros (or -inf) where it masked. Cases too large to check
+// whole keep the plain fill: they test offsets, not values.
 void make_forward_output(void* dev, DType t, int64_t rows, int64_t cols, bool log, cudaStream_t s) {
   const int64_t n = rows * cols;
   const int es = dtype_size(t);
@@ -171,8 +168,8 @@ std::string case_name(const Variant& v, const Case& c) {
   return name;
 }
 
-// Runs one case: fill, poison NaN, launch, check guards; poison finite, launch, check the two
-// outputs are bitwise equal; compare each output with the float64 reference.
+// Runs one case: fill, poison NaN, launch, check guards; poison finite, launch, check the two outputs
+// are bitwise equal; compare each output with the float64 reference.
 Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::string& save_dir) {
   const OpSpec& spec = op_spec(v.op);
   auto elems = [&](Extent e) { return extent_elems(e, c.rows, c.cols); };
@@ -386,8 +383,7 @@ Outcome run_case(const Variant& v, const Case& c, cudaStream_t s, const std::str
   return {Outcome::fail, failures + "    (" + details + ")"};
 }
 
-// Calls the launcher with arguments it must refuse; passes when it throws UsageError, launches
-// nothing and leaves no CUDA error behind.
+// Calls the launcher with arguments it must refuse: passes when it throws UsageError and leaves no CUDA error.
 Outcome expect_refusal(const Variant& v, Args a, cudaStream_t s) {
   try {
     v.launch(a, s);
