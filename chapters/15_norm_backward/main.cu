@@ -19,7 +19,7 @@ using course::DType;
 using course::Op;
 
 // Where the kernels change shape, in columns: row_groups.cuh' shape_for (groups of 32 to 512
-// threads, a pack each, then 2 and 4 packs a thread of 512; past that a row is read twice);
+// threads, a pack each, then 2, 4 and 8 packs a thread of 512; past that a row is read twice);
 // the forward's forward_shape_for (rms_norm.cuh: at the same numbers of packs, then 8 and 16 packs
 // a thread of 512); and where a peeled row's accumulators leave shared memory (plan.h:
 // acc_smem_max_cols). accs: 0 for the forward, else the backward's accumulator rows.

@@ -51,7 +51,7 @@ inline Shape shape_for(int64_t packs) {
 }
 /// [shape]
 
-/// [group_sum2]
+/// [group_sums]
 /// A barrier for group g's kGroup threads alone (a named barrier, `bar.sync g + 1, kGroup`: 0 is
 /// __syncthreads'), so that the block's groups do not wait for each other between rows; with one
 /// group, __syncthreads. It orders shared and global memory among the group's threads as
@@ -98,7 +98,7 @@ __device__ __forceinline__ float2 group_sum2(float a, float b) {
   group_sums<kGroup, kGroups>(v);
   return {v[0], v[1]};
 }
-/// [group_sum2]
+/// [group_sums]
 
 /// The elements of a pack: 16 bytes. H100: 8-byte packs for the 16-bit types read 4-27% less in
 /// the backward at 768-8192 columns (twice the rows' fixed costs per element; TUNING.md).

@@ -212,7 +212,7 @@ def fmt_fwd_bwd(chapters, peer, peer_name, fwd, bwd, dtypes, shapes):
     lines.append(f"Median times in microseconds, forward ({fwd[1]}) plus backward ({bwd[1]}). Ours: "
                  + ", ".join(f"`{f}`" for f in sorted(files)) + f"; {peer_name}: `{data_path(peer)}`, by the same "
                  "method. The copy of the same bytes: each operation's bytes at the speed of its matched copy "
-                 f"(a cudaMemcpy of those bytes, timed in our run): no kernel can beat it, so "
+                 f"(chapter 00's copy of the same bytes, timed in our run): no kernel can beat it, so "
                  f"\"{peer_name} vs the copy\" is the most any kernel could gain over {peer_name}.")
     if scattered:
         lines.append("")
