@@ -48,7 +48,7 @@ constexpr int kMinBlocks = kHeld == 1 ? 1024 / kBlock : 1;
 /// of accumulators, and one pass of the group's sums (one barrier pair) serves both rows. Two,
 /// for threads of 1 or 2 packs; except one-pack threads of more than 8 accumulators (16-bit
 /// LayerNorm) in groups smaller than the block, which spill at the 64-register bound. H100:
-/// 2 rows +5% to +16% at 1536-8192 columns, a spilling 16-bit LayerNorm -6% to -13% (TUNING.md).
+/// 2 rows +4% to +16% at 1536-8192 columns, a spilling 16-bit LayerNorm -6% to -13% (TUNING.md).
 template <int kAccs, int kPack, int kHeld, int kGroups, bool kRegAcc>
 constexpr int rows_at_once() {
   if (!kRegAcc || kHeld > 2) return 1;

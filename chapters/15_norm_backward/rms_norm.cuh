@@ -115,7 +115,7 @@ void with_shape(const Shape& s, F&& f) {
 /// 512 fp32), no barrier between a group's rows (group_sum2 of a warp is shuffles only), and up to
 /// 4 loads in flight per thread; wider rows take groups of 64-512 threads with 4 packs each, and
 /// past 2048 packs a group of 512 up to kForwardHeldMax packs a thread. H100: one or two packs a
-/// thread (shape_for, the backward's) read 12-27% less at 1024-6144 16-bit columns (TUNING.md).
+/// thread (shape_for, the backward's) read 12-27% less at 512-6144 16-bit columns (TUNING.md).
 inline Shape forward_shape_for(int64_t packs) {
   for (int g = 32; g <= 512; g *= 2)
     for (int h = 1; h <= kHeldMax; h *= 2)

@@ -31,7 +31,7 @@ constexpr int kHeldMax = 4;
 // columns held. H100: 4 read 9-23% less past 2048 packs (TUNING.md).
 constexpr int kForwardHeldMax = 16;
 // The backward's most packs a thread of 512 (8: 4096 packs, 16384 fp32 columns), its column sums
-// in shared memory past kHeldMax. H100: against reading twice past 2048 packs, +31% to +58% at
+// in shared memory past kHeldMax. H100: against reading twice past 2048 packs, +32% to +58% at
 // 12288-16384 fp32 columns and +52% at 32768 16-bit RMSNorm columns (TUNING.md).
 constexpr int kBackwardHeldMax = 8;
 constexpr int kBlockThreads = kShapeBlock;  // groups of up to 512 threads share a block of 512 (plan.h)
