@@ -27,7 +27,7 @@ def fmt_profile(prof, chapter, gpu=REFERENCE_GPU):
                      f"{k['dram_pct']:.1f}", f"{k['occupancy']:.1f}", f"{k['regs']:.0f}", f"{k['local_b']:.0f}",
                      f"{k['inst_per_elem']:.1f}", f"{k['ldst_per_elem']:.2f}", count(k['conflicts'])])
     return ncu_table(columns, rows, shape, how or "`scripts/profile.sh`, clocks not locked",
-                     "; instructions are per warp, so x 32 per element compares with one thread per element.",
+                     "; the profiler counts instructions per warp: both instruction columns are that count x 32 over the elements, so 1.0 is one instruction per element.",
                      chapter, gpu)
 
 
