@@ -68,9 +68,10 @@ __device__ __forceinline__ int64_t padded(int64_t c) {
 /// LayerNorm, rstd * (g - xhat * mean(g * xhat)) for RMSNorm (xhat = x * rstd). Pass 1 takes a row's
 /// two sums and adds its dy * xhat (and dy) to the column accumulators; pass 2 writes dx.
 /// The accumulators: kRegAcc, where every row puts the same columns in the same thread's packs
-/// (cols a whole number of packs), in that thread's registers, added into the block's partial row
-/// group by group at the end; else (a peeled row's packs move with the row) a row of them per group
-/// in shared memory, or for rows too long for it (one group) the block's partial row itself.
+/// (cols a whole number of packs) and a thread holds at most kHeldMax packs, in that thread's
+/// registers, added into the block's partial row group by group at the end; else (a peeled row's
+/// packs move with the row; 8 packs a thread; rows read twice) a row of them per group in shared
+/// memory, or for rows too long for it (one group) the block's partial row itself.
 template <typename T, int kPack, int kGroup, int kGroups, int kHeld, bool kLayer, bool kRegAcc>
 __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup * kGroups, kHeld>)
     norm_backward_kernel(BackwardArgs<T> p, int phase, bool acc_in_smem) {
