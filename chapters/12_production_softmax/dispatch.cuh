@@ -64,11 +64,12 @@ bool tile_of(const Load& load, const Store& store, int64_t rows, int64_t cols, b
   }
   return false;
 }
-/// Launches the cluster path of the path set; false where it has none.
-template <typename Paths, int kPack, typename Load, typename Store>
-bool cluster_of(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream) {
+/// Launches the cluster path of the path set (kPeel, phase: the peel); false where it has none.
+template <typename Paths, int kPack, bool kPeel = false, typename Load, typename Store>
+bool cluster_of(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log, cudaStream_t stream,
+                int phase = 0) {
   if constexpr (Paths::kCluster) {
-    Paths::template cluster<kPack>(load, store, rows, cols, log, stream);
+    Paths::template cluster<kPack, kPeel>(load, store, rows, cols, log, stream, phase);
     return true;
   }
   return false;
@@ -80,8 +81,8 @@ bool cluster_of(const Load& load, const Store& store, int64_t rows, int64_t cols
 /// Store (the plain softmax). A row read one element at a time takes the warp path where the tile
 /// path was chosen. The path set's tile and cluster launchers are compiled only where it has them
 /// (tile_of, cluster_of). `phase` (pick_phase, -1 for none): a row that is not a whole number of
-/// packs is still read in packs on the warp, block-registers, shared-memory and uncached paths,
-/// with its head and tail peeled (blocks/peel.h).
+/// packs is still read in packs on every path but the tile path, with its head and tail peeled
+/// (blocks/peel.h).
 template <typename Paths, typename X, bool kBlockRegs, typename Load, typename Store>
 void forward(Path path, policy::Op op, int pack, const Load& load, const Store& store, int64_t rows, int64_t cols,
              bool log, cudaStream_t stream, int phase = -1) {
@@ -113,6 +114,8 @@ void forward(Path path, policy::Op op, int pack, const Load& load, const Store& 
           launch_warp<kMinPacks, kPack, kWarpColsPerLane<X>>(load, store, rows, cols, log, stream);
         });
       case Path::cluster:
+        if constexpr (kPack == 1 && kMax > 1)
+          if (phase >= 0 && cluster_of<Paths, kMax, true>(load, store, rows, cols, log, stream, phase)) return;
         if (cluster_of<Paths, kPack>(load, store, rows, cols, log, stream)) return;
         throw course::UsageError("the cluster path is chapter 13's (ch13::softmax)");
       case Path::smem:

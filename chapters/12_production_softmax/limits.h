@@ -96,6 +96,15 @@ inline Shapes cluster_rows_boundary(const policy::Device& d, int64_t smem_max) {
   return {{r - 1, smem_max + 8}, {r, smem_max + 8}, {r + 1, smem_max + 3}};
 }
 
+/// The very-few-rows rule (policy::few_long_rows): a row of kClusterFewRowsMinBytes of each tensor at
+/// the last rows it takes and the first it does not, one column short of it, and one past it (odd:
+/// the peel on the cluster path).
+inline Shapes few_rows_boundary(const policy::Device& d, int elem_bytes) {
+  const int64_t r = policy::few_rows_below(d), c = policy::kClusterFewRowsMinBytes / elem_bytes;
+  if (r <= 1) return {};
+  return {{r - 1, c}, {r, c}, {r - 1, c - 1}, {1, c + 1}};
+}
+
 /// The warp path's rows condition past kWarpAnyRowsMaxCols (16-bit), at the first and last columns.
 inline Shapes long_warp_boundary(const policy::Device& d, int elem_bytes) {
   const int64_t r = policy::long_rows_min(d), warp_max = policy::warp_max_cols(elem_bytes);
@@ -136,15 +145,23 @@ inline Shapes block_regs_boundary(const policy::Device& d, int elem_bytes, bool 
 }
 
 /// The backward cluster's size doubles (2, 4, 8, 16) where a chunk of y and dy stops fitting in a
-/// block's shared memory: each doubling on both sides, at the fewest rows that start the search at
-/// that size (rows x size >= SMs). The suite's longest rows: two cols per boundary.
+/// block's shared memory: each doubling on both sides (one pack more; an odd column more is the
+/// peel's edge, not the chunk's), at the fewest rows that start the search at that size (rows x size
+/// >= SMs). The suite's longest rows: three cols per boundary.
 inline Shapes backward_cluster_shapes(const policy::Device& d, int elem_bytes) {
   const int64_t both = policy::cols_in_smem(d, elem_bytes, 2);
   if (!d.clusters || both == 0) return {};
   Shapes v;
   for (int64_t size : {2, 4, 8})
-    for (int64_t extra : {0, 1}) v.push_back({course::ceil_div(d.sm_count, size), size * both + extra});
+    for (int64_t extra : {int64_t(0), int64_t(1), int64_t(16 / elem_bytes)})
+      v.push_back({course::ceil_div(d.sm_count, size), size * both + extra});
   return v;
+}
+
+/// The very-few-rows exception to the shared-memory path, for --list.
+inline std::string few_rows_text() {
+  return " (on sm_90+, rows < SMs / " + std::to_string(policy::kClusterFewRowsDivisor) + " of " +
+         std::to_string(policy::kClusterFewRowsMinBytes / 1024) + " KB a tensor and more: cluster)";
 }
 
 /// The automatic dispatch for `op` on `elem_bytes`-byte elements, on the device `d` as the dispatch
@@ -160,6 +177,7 @@ inline course::Limits dispatch(policy::Op op, int elem_bytes, const policy::Devi
   if (warp_max > policy::kWarpAnyRowsMaxCols)
     l.text += " (past " + std::to_string(policy::kWarpAnyRowsMaxCols) + ": " + many + ")";
   append(l.shapes, cluster_rows_boundary(d, smem_max));
+  append(l.shapes, few_rows_boundary(d, elem_bytes));
   append(l.shapes, long_warp_boundary(d, elem_bytes));
   append(l.shapes, half_wave_boundary(d, elem_bytes, backward));
   if (hopper_paths && (plain || backward)) {
@@ -179,21 +197,21 @@ inline course::Limits dispatch(policy::Op op, int elem_bytes, const policy::Devi
   }
   if (!backward) {
     l.text += std::string("; then shared memory") + (op == policy::Op::scale_mask_softmax ? " (fp32 logits)" : "") +
-              " <= " + cols_text(smem_max) + (hopper_paths ? " < rows < SMs / 2 on sm_90+: cluster" : "") +
-              " < uncached";
+              " <= " + cols_text(smem_max) + (hopper_paths ? few_rows_text() : "") +
+              (hopper_paths ? " < rows < SMs / 2 on sm_90+: cluster" : "") + " < uncached";
     return l;
   }
   l.thresholds.push_back(both);
   l.text += "; then shared memory, y and dy <= " + cols_text(both);
   if (op == policy::Op::log_softmax_backward) l.text += " < dy alone <= " + cols_text(smem_max);
-  if (hopper_paths) l.text += " < on sm_90+, a cluster's shared memory, y and dy <= " +
+  if (hopper_paths) l.text += few_rows_text() + " < on sm_90+, a cluster's shared memory, y and dy <= " +
                                 std::to_string(policy::kMaxClusterBlocks) + " x " + cols_text(both);
   if (d.clusters) {
     const int64_t cluster_max = policy::backward_cluster_max_cols(d, elem_bytes);
     append(l.shapes, cluster_rows_boundary(d, both));
     // Where the cluster path ends (3 rows: a cluster of 16 blocks): rows of tens of millions of
     // elements, checked by the full suite only.
-    l.full_shapes = {{3, cluster_max}, {3, cluster_max + 1}};
+    l.full_shapes = {{3, cluster_max}, {3, cluster_max + 1}, {3, cluster_max + 16 / elem_bytes}};
   }
   if (op == policy::Op::softmax_backward) l.text += " < y alone <= " + cols_text(smem_max);
   l.text += " < uncached";

@@ -137,6 +137,11 @@ constexpr int64_t kBackwardTileMaxRowBytes = 512;
 /// [cluster_policy]
 /// Rows under SMs / this take the cluster path past shared memory (at 128 rows a block per row won).
 constexpr int kClusterRowsDivisor = 2;
+/// Rows under SMs / this are very few (16 on 132 SMs): rows of kClusterFewRowsMinBytes or more of each
+/// tensor take a cluster even where a block's shared memory holds them (H200: 1 and 8 rows won, 32 and 64 lost),
+constexpr int kClusterFewRowsDivisor = 8;
+/// from 64 KB (H200, 1-8 rows: fp32 at 32768 columns +4% to +25%, 16-bit +20% to +37%; 32 KB lost up to 15%).
+constexpr int64_t kClusterFewRowsMinBytes = 64 * 1024;
 /// Blocks of a cluster at most: the largest (non-portable) cluster size of sm_90.
 constexpr int kMaxClusterBlocks = 16;
 /// A block of the forward cluster kernel: 1024 threads from this many packs per block (as first set),
@@ -203,6 +208,14 @@ constexpr bool backward_tile_fits(int64_t cols) { return cols > kBackwardTileMin
 
 /// Fewer rows than this take the cluster path for rows too long for shared memory (0 without clusters).
 constexpr int64_t cluster_rows_below(const Device& d) { return d.clusters ? d.sm_count / kClusterRowsDivisor : 0; }
+/// Fewer rows than this are very few (0 without clusters).
+constexpr int64_t few_rows_below(const Device& d) { return d.clusters ? d.sm_count / kClusterFewRowsDivisor : 0; }
+
+/// Whether `rows` rows of `row_bytes` of each tensor are so few and so long that a cluster per row
+/// beats a block per row that holds the row in shared memory.
+constexpr bool few_long_rows(const Device& d, int64_t rows, int64_t row_bytes) {
+  return rows < few_rows_below(d) && row_bytes >= kClusterFewRowsMinBytes;
+}
 
 /// The smallest cluster (a power of two, 2 to kMaxClusterBlocks) that gives each SM a block.
 constexpr int cluster_start_size(const Device& d, int64_t rows) {
@@ -211,13 +224,21 @@ constexpr int cluster_start_size(const Device& d, int64_t rows) {
   return csize;
 }
 
-/// The backward's cluster size: from cluster_start_size, the first whose chunks of y and dy both
-/// fit in a block's shared memory; 0 when none does or the GPU has no clusters.
-constexpr int backward_cluster_size(const Device& d, int64_t rows, int64_t cols, int elem_bytes) {
+/// [cluster_size]
+/// The cluster that caches a row of `cols`: from cluster_start_size, the first whose blocks' chunks
+/// of `copies` tensors of `cache_bytes`-byte elements (whole packs of `pack`: the row's packs shared
+/// out) fit in a block's shared memory; 0 when none does or the GPU has no clusters.
+constexpr int cluster_size(const Device& d, int64_t rows, int64_t cols, int pack, int cache_bytes, int copies) {
   if (!d.clusters) return 0;
   for (int csize = cluster_start_size(d, rows); csize <= kMaxClusterBlocks; csize *= 2)
-    if (course::ceil_div(cols, csize) <= cols_in_smem(d, elem_bytes, 2)) return csize;
+    if (course::ceil_div(cols / pack, csize) * pack <= cols_in_smem(d, cache_bytes, copies)) return csize;
   return 0;
+}
+/// [cluster_size]
+
+/// The backward's cluster size: its chunks of y and dy both cached (0: none fits).
+constexpr int backward_cluster_size(const Device& d, int64_t rows, int64_t cols, int elem_bytes) {
+  return cluster_size(d, rows, cols, 16 / elem_bytes, elem_bytes, 2);
 }
 /// The backward cluster path's longest row: kMaxClusterBlocks blocks, each caching its chunk of y and dy.
 constexpr int64_t backward_cluster_max_cols(const Device& d, int elem_bytes) {
@@ -236,7 +257,8 @@ constexpr int64_t backward_cluster_max_cols(const Device& d, int elem_bytes) {
 ///     (softmax and log-softmax);
 ///  2. the row in a warp's registers (past 1024 columns, rows enough): tile for packed rows of
 ///     65-256 bytes with the bulk copy (a plain load), else warp;
-///  3. the row (as cached) in a block's shared memory: smem;
+///  3. the row (as cached) in a block's shared memory: smem; with clusters, very few rows of 64 KB
+///     and more (few_long_rows): cluster;
 ///  4. with clusters, fewer rows than SMs / 2: cluster;
 ///  5. uncached.
 constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed,
@@ -249,15 +271,16 @@ constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, 
   if (cols <= warp_max_cols(elem_bytes) && (cols <= kWarpAnyRowsMaxCols || many_rows))
     return op != Op::scale_mask_softmax && packed && tile_fits(cols * elem_bytes) && d.bulk_copy ? Path::tile
                                                                                                   : Path::warp;
-  if (cols <= cols_in_smem(d, cache_bytes, 1)) return Path::smem;
-  if (d.clusters && rows < cluster_rows_below(d)) return Path::cluster;
+  if (cols <= cols_in_smem(d, cache_bytes, 1)) return few_long_rows(d, rows, cols * elem_bytes) ? Path::cluster : Path::smem;
+  if (rows < cluster_rows_below(d)) return Path::cluster;
   return Path::uncached;
 }
 /// [forward_rule]
 
 /// [backward_rule]
 /// The backward path: block_regs for y and dy of 4 KB to 32 KB (packed, rows enough); warp while
-/// the rows fit in registers (tile for packed rows of 17-128 columns with the bulk copy); smem while
+/// the rows fit in registers (tile for packed rows of 17-128 columns with the bulk copy); very few
+/// rows of 64 KB of each of y and dy and more (few_long_rows) that a cluster's blocks hold: cluster; smem while
 /// y and dy both fit in a block's shared memory; log-softmax: smem with dy alone while it fits (its
 /// sum needs dy only); a cluster whose blocks hold both; smem with y alone; uncached. `peeled` as
 /// for the forward: block_regs takes such rows of more than 4 KB up to 8 KB of each of y and dy,
@@ -269,9 +292,11 @@ constexpr Path backward_path(const Device& d, Op op, int64_t rows, int64_t cols,
   if (regs && many_rows && block_regs_backward_fits(2 * cols * elem_bytes)) return Path::block_regs;
   if (cols <= warp_max_cols(elem_bytes) && (cols <= kWarpAnyRowsMaxCols || many_rows))
     return packed && backward_tile_fits(cols) && d.bulk_copy ? Path::tile : Path::warp;
+  const bool cluster = backward_cluster_size(d, rows, cols, elem_bytes) > 0;
+  if (cluster && few_long_rows(d, rows, cols * elem_bytes)) return Path::cluster;
   if (cols <= cols_in_smem(d, elem_bytes, 2)) return Path::smem;
   if (op == Op::log_softmax_backward && cols <= cols_in_smem(d, elem_bytes, 1)) return Path::smem;
-  if (backward_cluster_size(d, rows, cols, elem_bytes) > 0) return Path::cluster;
+  if (cluster) return Path::cluster;
   if (cols <= cols_in_smem(d, elem_bytes, 1)) return Path::smem;
   return Path::uncached;
 }

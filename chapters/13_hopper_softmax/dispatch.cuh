@@ -11,6 +11,7 @@
 
 #include "12_production_softmax/dispatch.cuh"
 #include "12_production_softmax/softmax_functors.cuh"
+#include "cluster_stream.cuh"
 #include "paths_cluster.cuh"
 #include "paths_tile.cuh"
 #include "softmax.cuh"
@@ -30,11 +31,11 @@ struct HopperPaths : ch12::BasePaths {
     detail::launch_tile<kMinPacks, kPack>(load, store, rows, cols, log, stream);
   }
 
-  /// Several blocks per row in a cluster.
-  template <int kPack, typename Load, typename Store>
+  /// Several blocks per row in a cluster (kPeel: rows read in packs from their first boundary).
+  template <int kPack, bool kPeel, typename Load, typename Store>
   static void cluster(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
-                      cudaStream_t stream) {
-    detail::launch_cluster<kPack>(load, store, rows, cols, log, stream);
+                      cudaStream_t stream, int phase) {
+    detail::launch_cluster<kPack, kPeel>(load, store, rows, cols, log, stream, phase);
   }
 };
 /// [hopper_paths]

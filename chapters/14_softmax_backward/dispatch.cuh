@@ -73,7 +73,10 @@ void backward_impl(const course::Args& a, cudaStream_t stream, Path path, bool l
     constexpr int kPack = decltype(p)::value;
     if (path == Path::cluster) {
       const int csize = policy::backward_cluster_size(device(), rows, cols, sizeof(T));  // > 0: cols was checked
-      if (launch_backward_cluster<kPack>(load_y, load_dy, store, rows, cols, csize, log, stream)) return;
+      const bool peel = kPack == 1 && phase >= 0;  // rows read in packs from their first boundary
+      if (peel ? launch_backward_cluster<kMax, true>(load_y, load_dy, store, rows, cols, csize, log, stream, phase)
+               : launch_backward_cluster<kPack>(load_y, load_dy, store, rows, cols, csize, log, stream))
+        return;
       course::require(automatic, "the backward's cluster path: no cluster of ", csize, " blocks fits on this GPU");
       path = cols <= cols_in_smem<T>(1) ? Path::smem : Path::uncached;  // the rule's next choice
     }

@@ -169,7 +169,7 @@ void cross_entropy_fused(const course::Args& a, cudaStream_t stream) {
     if constexpr (kPack * sizeof(T) == 16 && kBlock == kLargeBlock) {  // rows of a cluster are long: 512 threads
       if (plan.blocks > 1 &&
           ch13::detail::launch_clusters(ce_fused_cluster_kernel<T, kPack, kLargeBlock>, a.rows, plan.blocks,
-                                        kLargeBlock, smem, stream, true, x, target, a.loss_grad, count, mean, ce_of(a),
+                                        kLargeBlock, smem, stream, x, target, a.loss_grad, count, mean, ce_of(a),
                                         phase, plan.chunk_packs, dx, loss))
         return;
     }

@@ -144,12 +144,22 @@ TEST(SoftmaxPolicy, ForwardTile) {
 }
 
 TEST(SoftmaxPolicy, ForwardSharedMemoryAndCluster) {
-  EXPECT_EQ(fwd(kH100, 1, 57856), Path::smem);
-  EXPECT_EQ(fwd(kH100, 1, 57857), Path::cluster);
+  EXPECT_EQ(fwd(kH100, 16, 57856), Path::smem);
+  EXPECT_EQ(fwd(kH100, 16, 57857), Path::cluster);
   EXPECT_EQ(fwd(kH100, 65, 57860), Path::cluster);
   EXPECT_EQ(fwd(kH100, 66, 57860), Path::uncached);
-  EXPECT_EQ(fwd(kH100, 1, 115712, 2), Path::smem);  // 16-bit rows cached as stored
-  EXPECT_EQ(fwd(kH100, 1, 115713, 2), Path::cluster);
+  EXPECT_EQ(fwd(kH100, 16, 115712, 2), Path::smem);  // 16-bit rows cached as stored
+  EXPECT_EQ(fwd(kH100, 16, 115713, 2), Path::cluster);
+  // Very few rows (under 132 / 8) of 64 KB and more share a cluster even where one block holds them.
+  EXPECT_EQ(policy::few_rows_below(kH100), 16);
+  EXPECT_EQ(fwd(kH100, 1, 16383), Path::smem);
+  EXPECT_EQ(fwd(kH100, 1, 16384), Path::cluster);
+  EXPECT_EQ(fwd(kH100, 15, 16384), Path::cluster);
+  EXPECT_EQ(fwd(kH100, 16, 16384), Path::smem);
+  EXPECT_EQ(fwd(kH100, 1, 32768, 2), Path::cluster);
+  EXPECT_EQ(fwd(kH100, 1, 32767, 2, false), Path::smem);
+  EXPECT_EQ(fwd(kH100, 1, 50257, 4, false), Path::cluster);  // a vocabulary row, odd: the peel on the cluster path
+  EXPECT_EQ(fwd(kNoHopper, 1, 16384), Path::smem);
   EXPECT_EQ(fwd(kH100, 1, 57857, 2, true, Op::scale_mask_softmax), Path::cluster);  // cached as fp32
   EXPECT_EQ(fwd(policy::without_hopper_paths(kH100), 1, 57857), Path::uncached);
   EXPECT_EQ(fwd(kNoHopper, 1, 41472), Path::smem);  // (166912 - 1024) / 4
@@ -182,21 +192,29 @@ TEST(SoftmaxPolicy, BackwardBlockRegistersAndTile) {
 
 TEST(SoftmaxPolicy, BackwardSharedMemoryClusterUncached) {
   const Op log = Op::log_softmax_backward;
-  EXPECT_EQ(bwd(kH100, 1, 28928), Path::smem);  // y and dy both
-  EXPECT_EQ(bwd(kH100, 1, 28929), Path::cluster);
-  EXPECT_EQ(bwd(kH100, 1, 28929, 4, true, log), Path::smem);  // dy alone
-  EXPECT_EQ(bwd(kH100, 1, 57857, 4, true, log), Path::cluster);
+  EXPECT_EQ(bwd(kH100, 16, 28928), Path::smem);  // y and dy both
+  EXPECT_EQ(bwd(kH100, 16, 28929), Path::cluster);
+  EXPECT_EQ(bwd(kH100, 16, 28929, 4, true, log), Path::smem);  // dy alone
+  EXPECT_EQ(bwd(kH100, 16, 57857, 4, true, log), Path::cluster);
+  // Very few rows of 64 KB of each of y and dy and more: a cluster where one block would hold them.
+  EXPECT_EQ(bwd(kH100, 15, 16383), Path::smem);
+  EXPECT_EQ(bwd(kH100, 15, 16384), Path::cluster);
+  EXPECT_EQ(bwd(kH100, 16, 16384), Path::smem);
+  EXPECT_EQ(bwd(kH100, 1, 28929, 4, true, log), Path::cluster);
+  EXPECT_EQ(bwd(kH100, 1, 32768, 2), Path::cluster);
+  EXPECT_EQ(bwd(kNoHopper, 1, 16384), Path::smem);
   EXPECT_EQ(bwd(kH100, 3, 16 * 28928), Path::cluster);
-  EXPECT_EQ(bwd(kH100, 3, 16 * 28928 + 1), Path::uncached);
+  EXPECT_EQ(bwd(kH100, 3, 16 * 28928 + 4), Path::uncached);  // one pack more than 16 blocks hold
   EXPECT_EQ(bwd(kNoHopper, 1, 20736), Path::smem);  // both: (166912 - 1024) / 2 / 4
   EXPECT_EQ(bwd(kNoHopper, 1, 20737), Path::smem);  // y alone
   EXPECT_EQ(bwd(kNoHopper, 1, 41473), Path::uncached);
   EXPECT_EQ(bwd(kSmallSmem, 1, 25089, 4, true, log), Path::uncached);
   // The cluster grows where a chunk of y and dy stops fitting, from the size that fills the SMs.
   EXPECT_EQ(policy::backward_cluster_size(kH100, 66, 2 * 28928, 4), 2);
-  EXPECT_EQ(policy::backward_cluster_size(kH100, 66, 2 * 28928 + 1, 4), 4);
+  EXPECT_EQ(policy::backward_cluster_size(kH100, 66, 2 * 28928 + 4, 4), 4);
   EXPECT_EQ(policy::backward_cluster_size(kH100, 65, 28929, 4), 4);  // 65 x 2 < 132 SMs
-  EXPECT_EQ(policy::backward_cluster_size(kH100, 1, 16 * 28928 + 1, 4), 0);
+  EXPECT_EQ(policy::backward_cluster_size(kH100, 1, 16 * 28928 + 4, 4), 0);  // one pack more than 16 blocks hold
+  EXPECT_EQ(policy::backward_cluster_size(kH100, 1, 16 * 28928 + 1, 4), 16);  // peeled: the odd column is an edge
   EXPECT_EQ(policy::backward_cluster_size(kNoHopper, 1, 28929, 4), 0);
 }
 
@@ -230,6 +248,12 @@ TEST(SoftmaxPolicy, SuiteShapesStraddleTheRules) {
       }
       for (auto [rows, cols] : ch12::limits::cluster_rows_boundary(d, policy::cols_in_smem(d, elem, 1)))
         EXPECT_EQ(fwd(d, rows, cols, elem) == Path::cluster, rows < policy::cluster_rows_below(d));
+      // The very-few-rows rule: a cluster exactly where the rows are under SMs / 8 and 64 KB or more.
+      for (auto [rows, cols] : ch12::limits::few_rows_boundary(d, elem)) {
+        const bool in = rows < policy::few_rows_below(d) && cols * elem >= policy::kClusterFewRowsMinBytes;
+        EXPECT_EQ(fwd(d, rows, cols, elem, cols % (16 / elem) == 0) == Path::cluster, in) << rows << " x " << cols;
+        EXPECT_EQ(bwd(d, rows, cols, elem, cols % (16 / elem) == 0) == Path::cluster, in) << rows << " x " << cols;
+      }
       // The half-wave line: two rows per group from warp_two_rows_min rows, one below.
       for (bool backward : {false, true})
         for (int64_t cols : {32, 64, 256}) {
