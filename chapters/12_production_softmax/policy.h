@@ -144,6 +144,12 @@ constexpr int kClusterFewRowsDivisor = 8;
 constexpr int64_t kClusterFewRowsMinBytes = 64 * 1024;
 /// Blocks of a cluster at most: the largest (non-portable) cluster size of sm_90.
 constexpr int kMaxClusterBlocks = 16;
+/// The backward's cluster streams its rows (chapter 13's cluster_stream.cuh) from this many rows a
+/// cluster of one block an SM (H200, 2048 rows: fp32 +13% to +21%, 16-bit +10% to +16%; at 8-128 rows
+/// of 128K-256K columns it lost 4-18%),
+constexpr int kStreamRowsPerCluster = 8;
+/// in clusters of at most this many blocks (2048 x 262144 fp32, 16 blocks: -4.5%; 8: 16-bit +10%).
+constexpr int kStreamMaxClusterBlocks = 8;
 /// A block of the forward cluster kernel: 1024 threads from this many packs per block (as first set),
 constexpr int64_t kClusterBlock1024MinPacks = 4096;
 /// 256 threads from this many, else 128 (as first set; not re-measured).
@@ -236,6 +242,21 @@ constexpr int cluster_size(const Device& d, int64_t rows, int64_t cols, int pack
 }
 /// [cluster_size]
 
+/// [stream_rule]
+/// Whether the forward's cluster streams (the bulk copy brings each block's chunk): where rule 3
+/// took it, very few rows that one block's shared memory would hold (H200, 1 and 8 rows of 32000
+/// and 50257 columns: level to +68%; past shared memory at 8 rows it lost up to 5%).
+constexpr bool forward_cluster_streams(const Device& d, int64_t rows, int64_t cols, int elem_bytes) {
+  return few_long_rows(d, rows, cols * elem_bytes) && cols <= cols_in_smem(d, elem_bytes, 1);
+}
+/// Whether the backward's cluster of `csize` blocks streams: rows enough for kStreamRowsPerCluster
+/// a cluster, in clusters of at most kStreamMaxClusterBlocks; and every peeled row (the generic
+/// kernel reads those an element at a time: 50257 columns at 1-8 rows, +36% to +58%).
+constexpr bool backward_cluster_streams(const Device& d, int64_t rows, int csize, bool peeled) {
+  return peeled || (csize <= kStreamMaxClusterBlocks && rows >= int64_t(kStreamRowsPerCluster) * d.sm_count / csize);
+}
+/// [stream_rule]
+
 /// The backward's cluster size: its chunks of y and dy both cached (0: none fits).
 constexpr int backward_cluster_size(const Device& d, int64_t rows, int64_t cols, int elem_bytes) {
   return cluster_size(d, rows, cols, 16 / elem_bytes, elem_bytes, 2);
@@ -258,7 +279,7 @@ constexpr int64_t backward_cluster_max_cols(const Device& d, int elem_bytes) {
 ///  2. the row in a warp's registers (past 1024 columns, rows enough): tile for packed rows of
 ///     65-256 bytes with the bulk copy (a plain load), else warp;
 ///  3. the row (as cached) in a block's shared memory: smem; with clusters, very few rows of 64 KB
-///     and more (few_long_rows): cluster;
+///     and more (few_long_rows) read as stored (not the fused scale-and-mask): cluster;
 ///  4. with clusters, fewer rows than SMs / 2: cluster;
 ///  5. uncached.
 constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed,
@@ -271,7 +292,8 @@ constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, 
   if (cols <= warp_max_cols(elem_bytes) && (cols <= kWarpAnyRowsMaxCols || many_rows))
     return op != Op::scale_mask_softmax && packed && tile_fits(cols * elem_bytes) && d.bulk_copy ? Path::tile
                                                                                                   : Path::warp;
-  if (cols <= cols_in_smem(d, cache_bytes, 1)) return few_long_rows(d, rows, cols * elem_bytes) ? Path::cluster : Path::smem;
+  if (cols <= cols_in_smem(d, cache_bytes, 1))
+    return op != Op::scale_mask_softmax && few_long_rows(d, rows, cols * elem_bytes) ? Path::cluster : Path::smem;
   if (rows < cluster_rows_below(d)) return Path::cluster;
   return Path::uncached;
 }

@@ -3,8 +3,8 @@
 /// 16-byte packs, whole or peeled), its chunks brought in by the bulk copy (bulk_copy.cuh), the
 /// clusters persistent, each taking row after row with the next row's chunks already on their way
 /// into a second buffer while the blocks reduce and write the current one. The forward takes it for
-/// very few rows; chapter 14's backward cluster for every row. The launch that chooses between it
-/// and the generic cluster kernel (paths_cluster.cuh), with the policy's cluster size.
+/// very few rows, chapter 14's backward for many rows and peeled ones (policy.h, stream_rule). The
+/// launch that chooses between it and the generic cluster kernel (paths_cluster.cuh).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -196,9 +196,9 @@ bool launch_cluster_stream(const DirectLoad<T>& load, const Store& store, int64_
 
 /// [cluster_launch_rule]
 // The cluster size is the policy's (policy::cluster_size: from the size that gives each SM a block,
-// the first whose chunks fit in a block's shared memory). Very few rows (policy::few_rows_below)
-// read as stored in 16-byte packs take the streamed cluster; the others the generic kernel with
-// its chunk cached. Rows no cluster holds take the generic kernel at the start size, each chunk read
+// the first whose chunks fit in a block's shared memory). The very few rows that one block would
+// hold (policy::forward_cluster_streams), read as stored in 16-byte packs, take the streamed
+// cluster; the others the generic kernel with its chunk cached. Rows no cluster holds take the generic kernel at the start size, each chunk read
 // twice (the second read mostly from L2). Where the GPU cannot hold such a cluster, the size grows
 // (cached) or halves (read twice). kPeel, phase: the peel (blocks/peel.h).
 template <int kPack, bool kPeel = false, typename Load, typename Store>
@@ -207,7 +207,7 @@ void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t 
   const policy::Device& d = ch12::device();
   using C = typename Load::Cache;
   constexpr bool kStream = std::is_same_v<Load, DirectLoad<C>> && kPack * sizeof(C) == 16;
-  const bool stream_it = kStream && rows < policy::few_rows_below(d);
+  const bool stream_it = kStream && policy::forward_cluster_streams(d, rows, cols, int(sizeof(C)));
   const int cached = policy::cluster_size(d, rows, cols, kPack, sizeof(C), 1);
   for (int c = cached; c > 0 && c <= policy::kMaxClusterBlocks; c *= 2) {  // the row on chip
     if constexpr (kStream)

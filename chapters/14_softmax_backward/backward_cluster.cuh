@@ -154,20 +154,26 @@ __global__ void __launch_bounds__(kBlock)
 namespace detail {
 
 /// [backward_cluster_launch]
-/// A cluster of `csize` blocks per row, each caching its chunk of y and dy; the block size from
-/// occupancy as on the shared-memory path. False, launching nothing, when such a cluster cannot
-/// be resident. kPeel, phase: the peel (blocks/peel.h).
+/// A cluster of `csize` blocks per row, each caching its chunk of y and dy: streamed (the bulk
+/// copy, persistent clusters) where policy::backward_cluster_streams says, else the generic kernel,
+/// a cluster per row; the block size from occupancy as on the shared-memory path. False, launching
+/// nothing, when such a cluster cannot be resident. kPeel, phase: the peel (blocks/peel.h).
 template <int kPack, bool kPeel = false, typename T>
 bool launch_backward_cluster(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,
                              int64_t rows, int64_t cols, int csize, bool log, cudaStream_t stream, int phase = 0) {
   const int64_t chunk_packs = course::ceil_div(cols / kPack, csize);
   if constexpr (kPack * sizeof(T) == 16) {  // the streamed cluster: the bulk copy brings y and dy
-    auto kernel_for = [](auto block, auto stages) {
-      return softmax_backward_cluster_stream_kernel<T, DirectStore<T>, kPack, decltype(block)::value,
-                                                    decltype(stages)::value, kPeel>;
-    };
-    return ch13::detail::launch_stream(kernel_for, rows, chunk_packs, 2, policy::kBackwardClusterMinPacks, csize,
-                                       stream, load_y, load_dy, store, rows, cols, chunk_packs, log, phase);
+    if (kPeel || policy::backward_cluster_streams(ch12::device(), rows, csize, false)) {
+      auto kernel_for = [](auto block, auto stages) {
+        return softmax_backward_cluster_stream_kernel<T, DirectStore<T>, kPack, decltype(block)::value,
+                                                      decltype(stages)::value, kPeel>;
+      };
+      return ch13::detail::launch_stream(kernel_for, rows, chunk_packs, 2, policy::kBackwardClusterMinPacks, csize,
+                                         stream, load_y, load_dy, store, rows, cols, chunk_packs, log, phase);
+    }
+  }
+  if constexpr (kPeel) {
+    return false;  // unreachable: peeled rows stream
   } else {
     const size_t dy_offset = cache_bytes<T>(chunk_packs * kPack);
     const size_t smem = 2 * dy_offset;

@@ -160,6 +160,15 @@ TEST(SoftmaxPolicy, ForwardSharedMemoryAndCluster) {
   EXPECT_EQ(fwd(kH100, 1, 32767, 2, false), Path::smem);
   EXPECT_EQ(fwd(kH100, 1, 50257, 4, false), Path::cluster);  // a vocabulary row, odd: the peel on the cluster path
   EXPECT_EQ(fwd(kNoHopper, 1, 16384), Path::smem);
+  EXPECT_EQ(fwd(kH100, 1, 16384, 4, true, Op::scale_mask_softmax), Path::smem);  // a computed load: not measured
+  EXPECT_EQ(fwd(kH100, 1, 16384, 4, true, Op::log_softmax), Path::cluster);
+  // Where rule 3 takes the cluster, it streams (the bulk copy); past one block's shared memory it does not.
+  EXPECT_TRUE(policy::forward_cluster_streams(kH100, 1, 16384, 4));
+  EXPECT_TRUE(policy::forward_cluster_streams(kH100, 15, 57856, 4));
+  EXPECT_FALSE(policy::forward_cluster_streams(kH100, 15, 57857, 4));
+  EXPECT_FALSE(policy::forward_cluster_streams(kH100, 16, 16384, 4));
+  EXPECT_FALSE(policy::forward_cluster_streams(kH100, 1, 16383, 4));
+  EXPECT_FALSE(policy::forward_cluster_streams(kNoHopper, 1, 16384, 4));
   EXPECT_EQ(fwd(kH100, 1, 57857, 2, true, Op::scale_mask_softmax), Path::cluster);  // cached as fp32
   EXPECT_EQ(fwd(policy::without_hopper_paths(kH100), 1, 57857), Path::uncached);
   EXPECT_EQ(fwd(kNoHopper, 1, 41472), Path::smem);  // (166912 - 1024) / 4
@@ -216,6 +225,14 @@ TEST(SoftmaxPolicy, BackwardSharedMemoryClusterUncached) {
   EXPECT_EQ(policy::backward_cluster_size(kH100, 1, 16 * 28928 + 4, 4), 0);  // one pack more than 16 blocks hold
   EXPECT_EQ(policy::backward_cluster_size(kH100, 1, 16 * 28928 + 1, 4), 16);  // peeled: the odd column is an edge
   EXPECT_EQ(policy::backward_cluster_size(kNoHopper, 1, 28929, 4), 0);
+  // The backward's cluster streams with 8 rows a cluster of one block an SM, clusters of 8 at most,
+  // and for every peeled row.
+  EXPECT_TRUE(policy::backward_cluster_streams(kH100, 528, 2, false));  // 8 x 132 / 2
+  EXPECT_FALSE(policy::backward_cluster_streams(kH100, 527, 2, false));
+  EXPECT_TRUE(policy::backward_cluster_streams(kH100, 132, 8, false));
+  EXPECT_FALSE(policy::backward_cluster_streams(kH100, 131, 8, false));
+  EXPECT_FALSE(policy::backward_cluster_streams(kH100, 4096, 16, false));
+  EXPECT_TRUE(policy::backward_cluster_streams(kH100, 1, 16, true));
 }
 
 // Each boundary shape pair the suite checks sits on each side of a change of the rule's path.
