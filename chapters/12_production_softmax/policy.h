@@ -5,7 +5,7 @@
 /// suite's boundary shapes (limits.h) and tests/unit/test_softmax_policy.cpp all call these
 /// functions. Each tuned value is a named constant with one line: what it decides, and the figure
 /// that set it, measured on the H100 (132 SMs, 227 KB of opt-in shared memory per block, 2048
-/// threads per SM); the TUNING.md of the chapter whose path it tunes has the measurement's date and
+/// threads per SM; the cluster rules marked H200: an H200, the same SMs and shared memory); the TUNING.md of the chapter whose path it tunes has the measurement's date and
 /// how to repeat it. Values that follow from the GPU are functions of `Device`.
 #pragma once
 
@@ -137,16 +137,17 @@ constexpr int64_t kBackwardTileMaxRowBytes = 512;
 /// [cluster_policy]
 /// Rows under SMs / this take the cluster path past shared memory (at 128 rows a block per row won).
 constexpr int kClusterRowsDivisor = 2;
-/// Rows under SMs / this are very few (16 on 132 SMs): rows of kClusterFewRowsMinBytes or more of each
-/// tensor take a cluster even where a block's shared memory holds them (H200: 1 and 8 rows won, 32 and 64 lost),
+/// Rows under SMs / this are very few (1-15 on 132 SMs): rows of kClusterFewRowsMinBytes or more of each
+/// tensor take a cluster even where a block's shared memory holds them (H200: 1 and 8 rows won, 32 and 64
+/// lost; 9-31 not timed),
 constexpr int kClusterFewRowsDivisor = 8;
-/// from 64 KB (H200, 1-8 rows: fp32 at 32768 columns +4% to +25%, 16-bit +20% to +37%; 32 KB lost up to 15%).
+/// from 64 KB (H200, 1 and 8 rows, streamed: 64 KB fp32 level to +5%, 16-bit +20% to +33%; 32 KB lost 6-19%).
 constexpr int64_t kClusterFewRowsMinBytes = 64 * 1024;
 /// Blocks of a cluster at most: the largest (non-portable) cluster size of sm_90.
 constexpr int kMaxClusterBlocks = 16;
-/// The backward's cluster streams its rows (chapter 13's cluster_stream.cuh) from this many rows a
-/// cluster of one block an SM (H200, 2048 rows: fp32 +13% to +21%, 16-bit +10% to +16%; at 8-128 rows
-/// of 128K-256K columns it lost 4-18%),
+/// The backward's cluster of csize blocks streams its rows (chapter 13's cluster_stream.cuh) from this many
+/// x SMs / csize rows (8 rows a cluster if each SM held one block; H200, 2048 rows: fp32 +13% to +21%,
+/// 16-bit +10% to +16%; at 8-128 rows it lost 5-18%),
 constexpr int kStreamRowsPerCluster = 8;
 /// in clusters of at most this many blocks (2048 x 262144 fp32, 16 blocks: -4.5%; 8: 16-bit +10%).
 constexpr int kStreamMaxClusterBlocks = 8;
@@ -244,8 +245,9 @@ constexpr int cluster_size(const Device& d, int64_t rows, int64_t cols, int pack
 
 /// [stream_rule]
 /// Whether the forward's cluster streams (the bulk copy brings each block's chunk): where rule 3
-/// took it, very few rows that one block's shared memory would hold (H200, 1 and 8 rows of 32000
-/// and 50257 columns: level to +68%; past shared memory at 8 rows it lost up to 5%).
+/// took it, very few rows that one block's shared memory would hold (H200, 1 and 8 rows of fp32
+/// 32000 and of 50257 columns: +4% to +68%; past shared memory at 8 rows -5% to +10%). The second
+/// function is chapter 14's.
 constexpr bool forward_cluster_streams(const Device& d, int64_t rows, int64_t cols, int elem_bytes) {
   return few_long_rows(d, rows, cols * elem_bytes) && cols <= cols_in_smem(d, elem_bytes, 1);
 }

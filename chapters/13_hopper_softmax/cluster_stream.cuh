@@ -27,8 +27,8 @@ namespace ch13 {
 using ch12::DirectLoad;
 
 /// [stream_chunk]
-/// Where block `rank` of a cluster of `csize` finds its chunk of row `row` (blocks/peel.h: the packs
-/// start at the row's first 16-byte boundary, `head`), as host and device both compute it.
+/// Where block `rank` of a cluster finds its chunk of row `row` (blocks/peel.h: the packs start at
+/// the row's first 16-byte boundary, `head`; `phase` is the peel's element offset, pick_phase).
 struct StreamChunk {
   int64_t head, first, count;  // columns before the packs; the chunk's first pack and its packs
 };
@@ -74,8 +74,8 @@ __global__ void __launch_bounds__(kBlock)
   const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const int rank = int(cluster.block_rank());
   const int64_t clusters = gridDim.x / cluster.num_blocks();
-  extern __shared__ __align__(128) unsigned char smem[];
-  T* const bufs[2][1] = {{reinterpret_cast<T*>(smem)}, {reinterpret_cast<T*>(smem) + chunk_packs * kPack}};
+  extern __shared__ __align__(128) unsigned char stream_smem[];  // a name of its own: other kernels align theirs to 16
+  T* const bufs[2][1] = {{reinterpret_cast<T*>(stream_smem)}, {reinterpret_cast<T*>(stream_smem) + chunk_packs * kPack}};
   const T* const src[1] = {load.src};
   __shared__ uint64_t landed[2];  // the two buffers' mbarriers
   __shared__ course::MaxSum mine;
@@ -153,8 +153,8 @@ namespace detail {
 /// to one per row; two buffers where they fit in a block's shared memory, else one. `tensors`
 /// chunks a buffer (the backward: y and dy); `kernel_for(block, stages)` gives the kernel. The
 /// block: `min_packs` 0, 128 threads under policy::kClusterBlock256MinPacks packs a chunk, else 256
-/// (the forward's few rows, as measured); else chapter 06's occupancy rule, the most resident
-/// threads with at least `min_packs` packs each (the backward). False, launching nothing, where no
+/// (the forward's few rows: the sizes its measurement ran with, not tuned); else chapter 06's
+/// occupancy rule, the most resident threads with at least `min_packs` packs each (the backward). False, launching nothing, where no
 /// such cluster can be resident.
 template <typename KernelFor, typename... Args>
 bool launch_stream(KernelFor kernel_for, int64_t rows, int64_t chunk_packs, int tensors, int min_packs, int csize,
@@ -198,9 +198,10 @@ bool launch_cluster_stream(const DirectLoad<T>& load, const Store& store, int64_
 // The cluster size is the policy's (policy::cluster_size: from the size that gives each SM a block,
 // the first whose chunks fit in a block's shared memory). The very few rows that one block would
 // hold (policy::forward_cluster_streams), read as stored in 16-byte packs, take the streamed
-// cluster; the others the generic kernel with its chunk cached. Rows no cluster holds take the generic kernel at the start size, each chunk read
-// twice (the second read mostly from L2). Where the GPU cannot hold such a cluster, the size grows
-// (cached) or halves (read twice). kPeel, phase: the peel (blocks/peel.h).
+// cluster; the others the generic kernel (softmax_cluster_kernel) with its chunk cached. Rows no
+// cluster holds take the generic kernel at the start size, each chunk read twice (the second read
+// from L2 only while the chunks in flight fit in it). Where the GPU cannot hold such a cluster, the
+// size grows (cached) or halves (read twice). kPeel, phase: the peel (blocks/peel.h).
 template <int kPack, bool kPeel = false, typename Load, typename Store>
 void launch_cluster(const Load& load, const Store& store, int64_t rows, int64_t cols, bool log,
                     cudaStream_t stream, int phase = 0) {

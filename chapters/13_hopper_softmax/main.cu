@@ -55,6 +55,6 @@ int main(int argc, char** argv) {
   add_type<__half>(ch);
   add_type<__nv_bfloat16>(ch);
   ch.add_sweep(course::long_row_sweep());
-  ch.add_sweep({{16}, {131072, 1048576, 4194304}});  // very few rows: where several blocks share a row
+  ch.add_sweep({{16}, {131072, 1048576, 4194304}});  // few rows: where several blocks share a row
   return ch.run(argc, argv);
 }

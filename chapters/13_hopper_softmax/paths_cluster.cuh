@@ -1,9 +1,10 @@
 /// @file paths_cluster.cuh
 /// @brief Chapter 13's cluster path: several blocks per row, a thread-block cluster, merging
 /// their (m, d) pairs through distributed shared memory, when rows are too few to fill the GPU
-/// (sm_90). The chunk of a row each block takes, the cluster-wide reduction, the kernel, the
-/// cluster launch (which the backward's shares) and the choice of cluster size; the rule for
-/// taking it is the policy's (12_production_softmax/policy.h). The backward's kernel and launch:
+/// (sm_90). The chunk of a row each block takes, the cluster-wide reduction, the generic kernel (any
+/// load) and the cluster launch (which the backward's and the streamed cluster share); the cluster
+/// size and the rule for taking the path are the policy's (12_production_softmax/policy.h), the
+/// choice of kernel cluster_stream.cuh's launch_cluster. The backward's kernel and launch:
 /// 14_softmax_backward/backward_cluster.cuh.
 #pragma once
 
@@ -70,8 +71,8 @@ __device__ __forceinline__ V cluster_allreduce(const cooperative_groups::cluster
 /// `rank` taking packs [rank * chunk_packs, (rank + 1) * chunk_packs). Each block finds its
 /// chunk's (m, d) pair, from its chunk cached in shared memory (kCached) or in one online read;
 /// the blocks then read each other's pairs through distributed shared memory (DSMEM), merge them,
-/// and write their chunk: from shared memory, or by reading it again (an L2 hit while the chunk
-/// is fresh). One launch, no workspace, no second kernel. Needs sm_90 (clusters). kPeel (blocks/peel.h):
+/// and write their chunk: from shared memory, or by reading it again (from L2 while the chunks in
+/// flight fit in it). One launch, no workspace, no second kernel. Needs sm_90 (clusters). kPeel (blocks/peel.h):
 /// a row that is not a whole number of packs is shared out from its first pack boundary; its head
 /// and tail (under 2 kPack elements) are the first block's, one element per thread, kept in a register.
 template <typename Load, typename Store, int kPack, int kBlock, bool kCached, bool kPeel = false>
@@ -164,7 +165,7 @@ inline cudaLaunchConfig_t cluster_config(int64_t clusters, int csize, int block,
 /// How many clusters of `csize` blocks of `kernel` (`block` threads, `smem` bytes of dynamic shared
 /// memory each) the GPU holds at once; 0 when not even one fits. Asked once per (kernel, cluster
 /// size, block, shared memory): the query costs host time that would otherwise land in every
-/// launch. Clusters of more than 8 blocks are opted into once per kernel.
+/// launch. The kernel is opted into clusters of more than 8 blocks at the first query.
 template <typename Kernel>
 int resident_clusters(Kernel kernel, int csize, int block, size_t smem) {
   const size_t static_bytes = course::allow_max_smem(kernel);

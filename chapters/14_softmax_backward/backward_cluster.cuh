@@ -79,8 +79,8 @@ __global__ void __launch_bounds__(kBlock)
   const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const int rank = int(cluster.block_rank());
   const int64_t clusters = gridDim.x / cluster.num_blocks();
-  extern __shared__ __align__(128) unsigned char smem[];
-  T* const base = reinterpret_cast<T*>(smem);
+  extern __shared__ __align__(128) unsigned char stream_smem[];  // as chapter 13's streamed kernel
+  T* const base = reinterpret_cast<T*>(stream_smem);
   const int64_t n = chunk_packs * kPack;  // elements of one chunk
   T* const bufs[2][2] = {{base, base + n}, {base + 2 * n, base + 3 * n}};  // [buffer][y, dy]
   const T* const src[2] = {load_y.src, load_dy.src};
