@@ -245,15 +245,17 @@ constexpr int cluster_size(const Device& d, int64_t rows, int64_t cols, int pack
 
 /// [stream_rule]
 /// Whether the forward's cluster streams (the bulk copy brings each block's chunk): where rule 3
-/// took it, very few rows that one block's shared memory would hold (H200, 1 and 8 rows of fp32
-/// 32000 and of 50257 columns: +4% to +68%; past shared memory at 8 rows -5% to +10%). The second
-/// function is chapter 14's.
+/// took it, very few rows that one block's shared memory would hold: the configuration measured there
+/// (H200, the dispatch at 1 and 8 rows of fp32 32000 and of 50257 columns against the block per row
+/// before it: +8% to +68%; against the generic cluster kernel, timed in another session: level
+/// within the runs' noise). Past shared memory at 8 rows it measured -5% to +10% against the generic
+/// kernel. The second function is chapter 14's.
 constexpr bool forward_cluster_streams(const Device& d, int64_t rows, int64_t cols, int elem_bytes) {
   return few_long_rows(d, rows, cols * elem_bytes) && cols <= cols_in_smem(d, elem_bytes, 1);
 }
 /// Whether the backward's cluster of `csize` blocks streams: rows enough for kStreamRowsPerCluster
 /// a cluster, in clusters of at most kStreamMaxClusterBlocks; and every peeled row (the generic
-/// kernel reads those an element at a time: 50257 columns at 1-8 rows, +36% to +58%).
+/// kernel reads those an element at a time: 50257 columns at 1-8 rows, +35% to +60%).
 constexpr bool backward_cluster_streams(const Device& d, int64_t rows, int csize, bool peeled) {
   return peeled || (csize <= kStreamMaxClusterBlocks && rows >= int64_t(kStreamRowsPerCluster) * d.sm_count / csize);
 }

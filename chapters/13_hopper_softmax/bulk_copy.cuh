@@ -53,11 +53,11 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
 #endif
 }
 
-/// Waits until the phase of `bar` with parity `phase` (0 for the first, then alternating) completes:
+/// Waits until the phase of `bar` with parity `parity` (0 for the first, then alternating) completes:
 /// the bytes of that phase's bulk_load are in shared memory and visible to the calling thread.
-__device__ __forceinline__ void bulk_wait(uint64_t* bar, unsigned phase) {
+__device__ __forceinline__ void bulk_wait(uint64_t* bar, unsigned parity) {
 #if __CUDA_ARCH__ >= 900
-  while (!cuda::ptx::mbarrier_try_wait_parity(bar, phase)) {
+  while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
   }
 #endif
 }

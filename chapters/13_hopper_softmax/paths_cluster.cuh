@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kBlock)
   __shared__ course::MaxSum mine;
 
   course::MaxSum t;
-  if constexpr (kCached) {  // two passes over the cached chunk: exact max, then the sum
+  if constexpr (kCached) {  // the max while caching, then the sum and the write from the cache
     float m = edge;
     ch12::for_each_pack<kBlock, kPack>(
         load, row, first, count,
