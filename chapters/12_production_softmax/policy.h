@@ -5,8 +5,9 @@
 /// suite's boundary shapes (limits.h) and tests/unit/test_softmax_policy.cpp all call these
 /// functions. Each tuned value is a named constant with one line: what it decides, and the figure
 /// that set it, measured on the H100 (132 SMs, 227 KB of opt-in shared memory per block, 2048
-/// threads per SM; the cluster rules marked H200: an H200, the same SMs and shared memory); the TUNING.md of the chapter whose path it tunes has the measurement's date and
-/// how to repeat it. Values that follow from the GPU are functions of `Device`.
+/// threads per SM; the cluster rules marked H200: an H200, the same SMs and shared memory); the
+/// TUNING.md of the chapter whose path it tunes has the measurement's date and how to repeat it.
+/// Values that follow from the GPU are functions of `Device`.
 #pragma once
 
 #include <cstdint>
@@ -306,8 +307,8 @@ constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, 
 /// [backward_rule]
 /// The backward path: block_regs for y and dy of 4 KB to 32 KB (packed, rows enough); warp while
 /// the rows fit in registers (tile for packed rows of 17-128 columns with the bulk copy); very few
-/// rows of 64 KB of each of y and dy and more (few_long_rows) that a cluster's blocks hold: cluster; smem while
-/// y and dy both fit in a block's shared memory; log-softmax: smem with dy alone while it fits (its
+/// rows of 64 KB of each of y and dy and more (few_long_rows) that a cluster's blocks hold:
+/// cluster; smem while y and dy both fit in a block's shared memory; log-softmax: smem with dy alone while it fits (its
 /// sum needs dy only); a cluster whose blocks hold both; smem with y alone; uncached. `peeled` as
 /// for the forward: block_regs takes such rows of more than 4 KB up to 8 KB of each of y and dy,
 /// the tile path never.

@@ -74,8 +74,9 @@ __global__ void __launch_bounds__(kBlock)
   const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const int rank = int(cluster.block_rank());
   const int64_t clusters = gridDim.x / cluster.num_blocks();
-  extern __shared__ __align__(128) unsigned char stream_smem[];  // a name of its own: other kernels align theirs to 16
-  T* const bufs[2][1] = {{reinterpret_cast<T*>(stream_smem)}, {reinterpret_cast<T*>(stream_smem) + chunk_packs * kPack}};
+  extern __shared__ __align__(128) unsigned char stream_smem[];  // its own name: other kernels align theirs to 16
+  T* const base = reinterpret_cast<T*>(stream_smem);
+  T* const bufs[2][1] = {{base}, {base + chunk_packs * kPack}};
   const T* const src[1] = {load.src};
   __shared__ uint64_t landed[2];  // the two buffers' mbarriers
   __shared__ course::MaxSum mine;
@@ -154,8 +155,8 @@ namespace detail {
 /// chunks a buffer (the backward: y and dy); `kernel_for(block, stages)` gives the kernel. The
 /// block: `min_packs` 0, 128 threads under policy::kClusterBlock256MinPacks packs a chunk, else 256
 /// (the forward's few rows: the sizes its measurement ran with, not tuned); else chapter 06's
-/// occupancy rule, the most resident threads with at least `min_packs` packs each (the backward). False, launching nothing, where no
-/// such cluster can be resident.
+/// occupancy rule, the most resident threads with at least `min_packs` packs each (the backward).
+/// False, launching nothing, where no such cluster can be resident.
 template <typename KernelFor, typename... Args>
 bool launch_stream(KernelFor kernel_for, int64_t rows, int64_t chunk_packs, int tensors, int min_packs, int csize,
                    cudaStream_t stream, Args... args) {
@@ -170,7 +171,7 @@ bool launch_stream(KernelFor kernel_for, int64_t rows, int64_t chunk_packs, int 
   };
   auto with_stages = [&](auto stages) {
     const size_t smem = stage * decltype(stages)::value;
-    if (smem + 1024 > size_t(course::smem_per_block_optin())) return false;  // static shared memory kept
+    if (smem + size_t(policy::kSmemReservedBytes) > size_t(course::smem_per_block_optin())) return false;
     if (min_packs == 0)
       return chunk_packs >= policy::kClusterBlock256MinPacks ? go(std::integral_constant<int, 256>{}, stages)
                                                              : go(std::integral_constant<int, 128>{}, stages);
