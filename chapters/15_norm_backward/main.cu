@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,8 +22,9 @@ using course::Op;
 // Where the kernels change shape, in columns: row_groups.cuh' shape_for (groups of 32 to 512
 // threads, a pack each, then 2, 4 and 8 packs a thread of 512; past that a row is read twice);
 // the forward's forward_shape_for (rms_norm.cuh: at the same numbers of packs, then 8 and 16 packs
-// a thread of 512); and where a peeled row's accumulators leave shared memory (plan.h:
-// acc_smem_max_cols). accs: 0 for the forward, else the backward's accumulator rows.
+// a thread of 512); where a peeled row's accumulators leave shared memory (plan.h:
+// acc_smem_max_cols); and where the backward's rows are split across clusters of 2, 4 and 8 (plan.h:
+// split_blocks). accs: 0 for the forward, else the backward's accumulator rows.
 template <typename T>
 std::vector<int64_t> thresholds(int accs) {
   constexpr int64_t kPack = ch15::kPackOf<T>;
@@ -30,7 +32,17 @@ std::vector<int64_t> thresholds(int accs) {
   for (int64_t g = 32; g <= 512; g *= 2) t.push_back(g * kPack + kPack - 1);  // the last of g packs
   const int64_t held_max = accs > 0 ? ch15::kBackwardHeldMax : ch15::kForwardHeldMax;
   for (int64_t h = 2; h <= held_max; h *= 2) t.push_back(512 * h * kPack + kPack - 1);
-  if (accs > 0) t.push_back(ch15::acc_smem_max_cols<ch15::kPackOf<T>>(accs));
+  if (accs > 0) {
+    t.push_back(ch15::acc_smem_max_cols<ch15::kPackOf<T>>(accs));
+    // Rows split across a cluster (plan.h: split_blocks): whole-pack rows from kSplitFixedMinPacks,
+    // and the last row of 2, 4 and 8 blocks of either slice (whole packs, peeled).
+    std::vector<int64_t> packs = {ch15::kSplitFixedMinPacks, 8 * 512 * int64_t(ch15::kBackwardHeldMax)};
+    for (int64_t slice : {ch15::split_slice_packs(true, accs * int(kPack)), ch15::kSplitSlicePacks})
+      for (int64_t c : {2, 4, 8}) packs.push_back(c * slice);
+    for (int64_t p : packs) t.push_back(p * kPack + kPack - 1);
+  }
+  std::sort(t.begin(), t.end());
+  t.erase(std::unique(t.begin(), t.end()), t.end());
   return t;
 }
 

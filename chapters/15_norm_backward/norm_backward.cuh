@@ -19,6 +19,7 @@
 #include "plan.h"
 #include "rms_norm.cuh"
 #include "row_groups.cuh"
+#include "split_rows.cuh"
 
 namespace ch15 {
 
@@ -32,8 +33,9 @@ struct BackwardArgs {
   const float* mean;  ///< LayerNorm only
   const float* rstd;
   T* dx;
-  float* partials;  ///< gridDim.x x kAccs x cols
+  float* partials;  ///< one per block (per cluster where rows are split) x kAccs x cols
   int64_t rows, cols, rows_per_block;
+  int64_t slice;  ///< the columns of a cluster's block (split_rows.cuh); cols where rows are not split
 };
 
 /// Resident blocks the compiler must leave room for: two of 512 threads (64 registers a thread)
@@ -71,8 +73,10 @@ __device__ __forceinline__ int64_t padded(int64_t c) {
 /// (cols a whole number of packs) and a thread holds at most kHeldMax packs, in that thread's
 /// registers, added into the block's partial row group by group at the end; else (a peeled row's
 /// packs move with the row; 8 packs a thread; rows read twice) a row of them per group in shared
-/// memory, or for rows too long for it (one group) the block's partial row itself.
-template <typename T, int kPack, int kGroup, int kGroups, int kHeld, bool kLayer, bool kRegAcc>
+/// memory, or for rows too long for it (one group) the block's partial row itself. kSplit: a
+/// cluster's blocks share each row, each its own slice of columns, as if the slice were the row
+/// (split_rows.cuh), but for the row's two sums, added over the cluster.
+template <typename T, int kPack, int kGroup, int kGroups, int kHeld, bool kLayer, bool kRegAcc, bool kSplit = false>
 __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup * kGroups, kHeld>)
     norm_backward_kernel(BackwardArgs<T> p, int phase, bool acc_in_smem) {
   using Convert = course::ScalarConvert<T>;
@@ -80,38 +84,47 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>();  // a group's rows in flight
   constexpr int kH = kHeld > 0 ? kHeld : 1;
   static_assert(!kRegAcc || kHeld > 0, "register accumulators need the row held");
+  static_assert(!kSplit || kGroups == 1, "a split row is one group's");
   const int g = threadIdx.x / kGroup, t = threadIdx.x % kGroup;
-  const int64_t cols = p.cols, width = kAccs * cols;
+  // The block's columns of each row: [c0, c0 + w), every column outside a cluster. From here on a
+  // column is counted from c0, and x, dy, dx, gamma and the partial row are addressed from it.
+  const Slice slice = slice_of<kSplit>(p.cols, p.slice);
+  const int64_t cols = p.cols, width = kAccs * cols, c0 = slice.first, w = slice.width;
+  const T* const gamma = p.gamma + c0;
   extern __shared__ float smem_acc[];
-  float* const partial = p.partials + int64_t(blockIdx.x) * width;
+  __shared__ float published[2][2 * kRows];  // kSplit: the block's row sums, for the cluster
+  float* const partial = p.partials + part_of<kSplit>() * width + c0;
   // A shared-memory accumulator row is padded (padded()); the block's partial row in global memory not.
-  const int64_t stride = acc_in_smem ? padded_cols<kPack>(cols) : cols;
+  const int64_t stride = acc_in_smem ? padded_cols<kPack>(w) : cols;
   float* const acc = acc_in_smem ? smem_acc + g * kAccs * stride : partial;
   auto at = [&](int64_t c) { return acc_in_smem ? padded<kPack>(c) : c; };
   float racc[kAccs][kRegs + 1] = {};  // kRegAcc: the thread's packs' columns, then its edge column
   if constexpr (!kRegAcc) {
-    for (int64_t c = t; c < kAccs * stride; c += kGroup) acc[c] = 0.0f;
+    for (int k = 0; k < kAccs; ++k)
+      for (int64_t c = t; c < (acc_in_smem ? stride : w); c += kGroup) acc[k * stride + c] = 0.0f;
     __syncthreads();
   }
-  const int64_t first = int64_t(blockIdx.x) * p.rows_per_block;
+  const int64_t first = part_of<kSplit>() * p.rows_per_block;
   const int64_t end = std::min(p.rows, first + p.rows_per_block);
   const int64_t trips = (p.rows_per_block + kGroups * kRows - 1) / (kGroups * kRows);
   const float inv_cols = 1.0f / float(cols);
+  // The peel of the block's columns of a row (blocks/peel.h), which start row * cols + c0 elements in.
+  auto peel_of = [&](int64_t row) { return RowPeel::of<kPack>(int((phase + row * cols + c0) % kPack), 0, w); };
   // kRegAcc: every row has row 0's layout, and the thread's columns of gamma stay in its registers.
-  const RowPeel fixed = RowPeel::of<kPack>(phase, 0, cols);
+  const RowPeel fixed = peel_of(0);
   Pack<T, kPack> held_gamma[kRegAcc ? kHeld : 1];
   if constexpr (kRegAcc) {
 #pragma unroll
     for (int i = 0; i < kHeld; ++i)
       if (t + i * kGroup < fixed.packs)
-        held_gamma[i] = load_gamma<T, kPack>(p.gamma, fixed.head + int64_t(t + i * kGroup) * kPack);
+        held_gamma[i] = load_gamma<T, kPack>(gamma, fixed.head + int64_t(t + i * kGroup) * kPack);
   }
   // The gamma of pack i of this thread, at column col.
   auto gamma_of = [&](int i, int64_t col) {
     if constexpr (kRegAcc)
       return held_gamma[i];
     else
-      return load_gamma<T, kPack>(p.gamma, col);
+      return load_gamma<T, kPack>(gamma, col);
   };
   for (int64_t trip = 0; trip < trips; ++trip) {
     // Row r of the trip: kRows rows per group, each a kGroups-row step of the block apart.
@@ -121,8 +134,8 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const int64_t row = first + (trip * kRows + r) * kGroups + g;
-      pl[r] = row >= end ? RowPeel{0, 0, 0, 0} : kRegAcc ? fixed : RowPeel::of<kPack>(phase, row, cols);
-      base[r] = row * cols;
+      pl[r] = row >= end ? RowPeel{0, 0, 0, 0} : kRegAcc ? fixed : peel_of(row);
+      base[r] = row * cols + c0;
       mu[r] = kLayer && row < end ? p.mean[row] : 0.0f;
       rs[r] = row < end ? p.rstd[row] : 0.0f;
       sums[2 * r] = sums[2 * r + 1] = 0.0f;
@@ -178,7 +191,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
     auto edge_of = [&](int r) { return t < pl[r].edges ? pl[r].edge_col(t) : -1; };
     auto edge_gather = [&](int r, int col) {
       const float ex = course::to_float(p.x[base[r] + col]), edy = course::to_float(p.dy[base[r] + col]);
-      const float egm = course::to_float(p.gamma[col]);
+      const float egm = course::to_float(gamma[col]);
       gather(r, &ex, &edy, &egm, col, 1, kRegs);
     };
 #pragma unroll
@@ -187,6 +200,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
     // The group's sums; its barrier (for a warp, __syncwarp) also orders this trip's accumulator
     // updates before the next trip's, whose columns may fall to other threads.
     group_sums<kGroup, kGroups>(sums);
+    if constexpr (kSplit) cluster_sums(sums, published, trip);  // the row's sums over its slices
     if constexpr (kGroup <= 32) __syncwarp();
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
@@ -226,9 +240,10 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
       if (const int col = edge_of(r); col >= 0)
         p.dx[base[r] + col] = course::from_float<T>(
             dx_of(course::to_float(p.x[base[r] + col]), course::to_float(p.dy[base[r] + col]),
-                  course::to_float(p.gamma[col])));
+                  course::to_float(gamma[col])));
     }
   }
+  cluster_done<kSplit>();
   if constexpr (kRegAcc) {
     // The groups' registers into one row, group 0 first (every row has row 0's layout: the columns
     // a thread owns): in shared memory, then out to the block's partial row; one group, straight there.
@@ -258,12 +273,12 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   } else {
     if (!acc_in_smem) return;  // the accumulator was the block's partial row
     __syncthreads();
-    for (int64_t c = threadIdx.x; c < width; c += kBlock) {  // the groups' rows, added in group order
-      const int64_t k = c / cols, in_smem = k * stride + padded<kPack>(c - k * cols);
+    for (int64_t c = threadIdx.x; c < kAccs * w; c += kBlock) {  // the groups' rows, added in group order
+      const int64_t k = c / w, in_smem = k * stride + padded<kPack>(c - k * w);
       float v = smem_acc[in_smem];
 #pragma unroll
       for (int i = 1; i < kGroups; ++i) v += smem_acc[i * kAccs * stride + in_smem];
-      partial[c] = v;
+      partial[k * cols + (c - k * w)] = v;
     }
   }
 }
@@ -285,13 +300,24 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
   with_pack_phase<T>(a.cols, {{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}}, [&](auto pack, int phase) {
     constexpr int kPack = decltype(pack)::value;
     const bool fixed = a.cols % kPack == 0;  // every row's packs on the same columns
+    // Long rows: `split` blocks a row (plan.h: split_blocks), `slice` columns each (whole packs).
+    // on_chip: one block would hold the row and keep its column sums in shared memory (or registers).
+    const int64_t packs = a.cols / kPack;
+    const bool on_chip = shape_for(packs).held > 0 &&
+                         size_t(kAccs) * size_t(padded_cols<kPack>(a.cols)) * sizeof(float) <= kAccSmemMax;
+    const int split = kPack > 1 && split_available() ? split_blocks(packs, fixed, on_chip, kAccs * kPack) : 1;
+    const int64_t slice = split > 1 ? course::ceil_div(packs, int64_t(split)) * kPack : a.cols;
+    // The widest block's columns: the last slice takes the columns past the last whole pack too.
+    const int64_t widest = std::max(slice, a.cols - (split - 1) * slice);
     auto launch = [&](auto group, auto groups, auto held) {
       constexpr int G = decltype(group)::value, Gs = decltype(groups)::value, H = decltype(held)::value;
       auto run = [&](auto kernel, size_t smem, bool in_smem) {
         if (smem > 48 * 1024) course::allow_max_smem(kernel);
-        const int per_sm = course::resident_threads(kernel, G * Gs, smem) / (G * Gs);
-        course::require(per_sm > 0, "the backward's block does not fit on this GPU");
-        const Plan plan = plan_partials(a.rows, sms, per_sm);
+        // The blocks, or clusters of `split`, the GPU holds at once: one wave of them.
+        const int64_t resident = split > 1 ? ch13::detail::resident_clusters(kernel, split, G * Gs, smem)
+                                           : int64_t(sms) * (course::resident_threads(kernel, G * Gs, smem) / (G * Gs));
+        course::require(resident > 0, "the backward's block (or cluster of ", split, ") does not fit on this GPU");
+        const Plan plan = plan_partials(a.rows, resident);
         const BackwardArgs<T> p{static_cast<const T*>(a.x),
                                 static_cast<const T*>(a.dy),
                                 static_cast<const T*>(a.gamma),
@@ -301,24 +327,38 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
                                 partials,
                                 a.rows,
                                 a.cols,
-                                plan.rows_per_block};
-        kernel<<<unsigned(plan.blocks), G * Gs, smem, stream>>>(p, phase, in_smem);
-        CUDA_CHECK_LAUNCH();
+                                plan.rows_per_block,
+                                slice};
+        if (split > 1) {
+          const bool launched =
+              ch13::detail::launch_clusters(kernel, plan.blocks, split, G * Gs, smem, stream, p, phase, in_smem);
+          course::require(launched, "the backward's cluster of ", split, " blocks cannot be resident on this GPU");
+        } else {
+          kernel<<<unsigned(plan.blocks), G * Gs, smem, stream>>>(p, phase, in_smem);
+          CUDA_CHECK_LAUNCH();
+        }
         parts = plan.blocks;
       };
-      const size_t row_bytes = size_t(kAccs) * size_t(a.cols) * sizeof(float);
+      // The kernel with register (kRegAcc) or shared-memory accumulators, its rows split or not.
+      auto run_with = [&](auto reg_acc, size_t smem, bool in_smem) {
+        constexpr bool R = decltype(reg_acc)::value;
+        if constexpr (kPack > 1 && Gs == 1)
+          if (split > 1) return run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, true>, smem, in_smem);
+        run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, false>, smem, in_smem);
+      };
+      const size_t row_bytes = size_t(kAccs) * size_t(widest) * sizeof(float);
       if constexpr (H > 0 && H <= kHeldMax) {  // register accumulators: up to kHeldMax packs a thread
-        if (fixed) return run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, true>, Gs > 1 ? row_bytes : 0, true);
+        if (fixed) return run_with(std::true_type{}, Gs > 1 ? row_bytes : 0, true);
       }
-      const size_t padded_bytes = size_t(kAccs) * size_t(padded_cols<kPack>(a.cols)) * sizeof(float);
+      const size_t padded_bytes = size_t(kAccs) * size_t(padded_cols<kPack>(widest)) * sizeof(float);
       const bool in_smem = Gs * padded_bytes <= kAccSmemMax;
       course::require(in_smem || Gs == 1, "a block of several groups keeps its accumulators in shared memory");
-      run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, false>, in_smem ? Gs * padded_bytes : 0, in_smem);
+      run_with(std::false_type{}, in_smem ? Gs * padded_bytes : 0, in_smem);
     };
     if constexpr (kPack == 1)  // one element at a time: the rare misaligned view, read twice
       launch(std::integral_constant<int, 512>{}, std::integral_constant<int, 1>{}, std::integral_constant<int, 0>{});
     else
-      with_shape(shape_for(a.cols / kPack), launch);
+      with_shape(shape_for(widest / kPack), launch);  // the shape of the widest block's columns
   });
   launch_column_sum(partials, parts, a.cols, kAccs, static_cast<float*>(a.dgamma),
                     kLayer ? static_cast<float*>(a.dbeta) : nullptr, stream);

@@ -13,28 +13,58 @@ namespace ch15 {
 /// How many partial rows, and how many rows each block adds into its own. Each partial row is
 /// traffic the operation does not need (written once, read once by column_sum: 8 bytes per column
 /// for dgamma, 8 more for dbeta), against 3 x rows x cols elements of x, dy and dx: the fewer the
-/// better, but fewer blocks than the GPU holds leave it idle. One wave (`per_sm` resident blocks
-/// of kShapeBlock threads on each of `sms`), and never fewer than kMinRowsPerBlock rows a block.
+/// better, but fewer blocks than the GPU holds leave it idle. One wave (`resident`: the blocks of
+/// kShapeBlock threads the GPU holds at once, or the clusters where rows are split), and never
+/// fewer than kMinRowsPerBlock rows a block.
 constexpr int64_t kMinRowsPerBlock = 16;  // H100: 32 read about 19% less at 4096 rows (TUNING.md)
 /// The kernels' block: groups of 32-512 threads, as many as fit (row_groups.cuh). H100: blocks of 256
 /// read more at 768-1024 16-bit columns but less at 4096 rows and in the forward (TUNING.md).
 constexpr int kShapeBlock = 512;
 constexpr int kMaxBlocksPerSm = 2048 / kShapeBlock;  // the most resident blocks of them
 struct Plan {
-  int64_t blocks, rows_per_block;
+  int64_t blocks, rows_per_block;  ///< blocks: partial rows (clusters where rows are split)
 };
-inline Plan plan_partials(int64_t rows, int sms, int per_sm) {
+inline Plan plan_partials(int64_t rows, int64_t resident) {
   const int64_t most =
-      std::max<int64_t>(1, std::min<int64_t>(int64_t(sms) * per_sm, (rows + kMinRowsPerBlock - 1) / kMinRowsPerBlock));
+      std::max<int64_t>(1, std::min<int64_t>(resident, (rows + kMinRowsPerBlock - 1) / kMinRowsPerBlock));
   const int64_t per = (rows + most - 1) / most;
   return {(rows + per - 1) / per, per};
 }
 /// The workspace a backward needs for its partial rows, at most: a block of kShapeBlock threads
-/// fits kMaxBlocksPerSm times on an SM of 2048 threads.
+/// fits kMaxBlocksPerSm times on an SM of 2048 threads (and a cluster holds at least one block).
 inline size_t backward_workspace(int64_t rows, int64_t cols, int accs, int sms) {
-  return size_t(plan_partials(rows, sms, kMaxBlocksPerSm).blocks) * size_t(accs) * size_t(cols) * sizeof(float);
+  return size_t(plan_partials(rows, int64_t(sms) * kMaxBlocksPerSm).blocks) * size_t(accs) * size_t(cols) *
+         sizeof(float);
 }
 /// [plan]
+
+/// [split]
+/// Rows too long for one block are shared by a cluster of blocks (split_rows.cuh): block k of the
+/// cluster takes slice k of every row, and keeps its slice and the slice's column sums on chip.
+/// Never at kSplitMinPacks packs or fewer (a block of 512 holds the row, register accumulators for
+/// whole packs); past it where one block would read the row twice or keep its column sums in its
+/// partial row in global memory (`on_chip` false), and for whole-pack rows from kSplitFixedMinPacks.
+/// The slices: at most kSplitRegAccs register accumulators a thread of 512 for whole packs (1024
+/// packs for 16-bit LayerNorm: two sums of 8 elements a pack; 2048 otherwise), 2048 packs for a
+/// peeled row's (in shared memory); the fewest blocks of 2, 4 and 8 that give such slices, else 8.
+constexpr int64_t kSplitMinPacks = 2048;        // H200: split from 1024, fp32 8192 columns -14%
+constexpr int64_t kSplitFixedMinPacks = 3072;   // H200: fp32 RMSNorm at 3072 packs -17% split, 4096 +4%
+constexpr int kSplitRegAccs = 32;               // H200: 16-bit LayerNorm +14% at 32768 columns (TUNING.md)
+constexpr int64_t kSplitSlicePacks = 2048;      // 512 x kHeldMax (row_groups.cuh)
+constexpr int kSplitMaxBlocks = 8;              // the portable cluster size
+/// accs_per_pack: a whole pack's register accumulators (accumulator rows x elements a pack).
+inline int64_t split_slice_packs(bool fixed, int accs_per_pack) {
+  if (!fixed) return kSplitSlicePacks;
+  return std::min<int64_t>(kSplitSlicePacks, 512 * std::max(1, kSplitRegAccs / accs_per_pack));
+}
+inline int split_blocks(int64_t packs, bool fixed, bool on_chip, int accs_per_pack) {
+  if (packs <= kSplitMinPacks || (on_chip && (!fixed || packs <= kSplitFixedMinPacks))) return 1;
+  const int64_t most = split_slice_packs(fixed, accs_per_pack);
+  int c = 2;
+  while (c < kSplitMaxBlocks && packs > c * most) c *= 2;
+  return c;
+}
+/// [split]
 
 /// A peeled row's accumulators in shared memory: one float skipped after every kPack columns, so
 /// the lanes of a warp, a pack of kPack columns apart each, fall on distinct banks (chapter 06's

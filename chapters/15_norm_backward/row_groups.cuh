@@ -27,6 +27,7 @@ struct Shape {
 // Register accumulators (norm_backward.cuh) and the forward's groups under 512 threads stop at
 // 4 packs a thread: 64 B of each tensor.
 constexpr int kHeldMax = 4;
+static_assert(kSplitSlicePacks == 512 * kHeldMax, "plan.h: a split row's slice, a thread of 512 at kHeldMax");
 // The RMSNorm forward's most packs a thread of 512 (rms_norm.cuh: forward_shape_for): 32768 fp32
 // columns held. H100: 4 read 9-23% less past 2048 packs (TUNING.md).
 constexpr int kForwardHeldMax = 16;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "15_norm_backward/plan.h"
 #include "harness/ops.h"
 #include "harness/reference.h"
 
@@ -277,6 +278,58 @@ TEST(NormBackward, DxToleranceGrowsWithRstd) {
   EXPECT_LT(ordinary.atol, 4 * base.atol);
   EXPECT_GT(constant.atol, 300 * base.atol);
   EXPECT_EQ(constant.rtol, base.rtol);
+}
+
+// Chapter 15's plan (plan.h): one wave of blocks or clusters, no more blocks than rows /
+// kMinRowsPerBlock (rounded up), every row in exactly one block's range; and the blocks a row is split across.
+TEST(NormBackwardPlan, OneWaveOfPartialRowsCoversEveryRow) {
+  for (int64_t rows : {int64_t(1), int64_t(15), int64_t(16), int64_t(17), int64_t(4096), int64_t(49152),
+                       int64_t(1) << 31}) {
+    for (int64_t resident : {int64_t(1), int64_t(16), int64_t(132), int64_t(264)}) {
+      const ch15::Plan p = ch15::plan_partials(rows, resident);
+      EXPECT_GE(p.blocks, 1);
+      EXPECT_LE(p.blocks, resident) << rows << " rows";
+      EXPECT_GE(p.blocks * p.rows_per_block, rows);
+      EXPECT_LT((p.blocks - 1) * p.rows_per_block, rows) << "a block with no rows";
+      EXPECT_LE(p.blocks, (rows + ch15::kMinRowsPerBlock - 1) / ch15::kMinRowsPerBlock) << "blocks of too few rows";
+    }
+  }
+  // 4096 rows: 256 blocks of 16 where 264 fit; 49152 rows on 264 slots: 263 blocks of 187.
+  EXPECT_EQ(ch15::plan_partials(4096, 264).blocks, 256);
+  EXPECT_EQ(ch15::plan_partials(49152, 264).rows_per_block, 187);
+}
+
+TEST(NormBackwardPlan, RowsAreSplitWhereOneBlockCannotKeepThemOnChip) {
+  // Never at kSplitMinPacks or fewer; past it a row one block holds stays whole (peeled, or up to
+  // kSplitFixedMinPacks whole packs), one it does not hold is split.
+  for (bool fixed : {false, true})
+    for (bool on_chip : {false, true}) {
+      EXPECT_EQ(ch15::split_blocks(1, fixed, on_chip, 8), 1);
+      EXPECT_EQ(ch15::split_blocks(ch15::kSplitMinPacks, fixed, on_chip, 8), 1);
+      EXPECT_EQ(ch15::split_blocks(ch15::kSplitMinPacks + 1, fixed, on_chip, 8), on_chip ? 1 : 2);
+    }
+  EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks, true, true, 8), 1);
+  EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks + 1, true, true, 8), 2);
+  EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks + 1, false, true, 8), 1);
+  EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks + 1, false, false, 8), 2);
+  // The slices: 2048 packs, but 1024 where a whole pack has 16 register accumulators (16-bit
+  // LayerNorm); the fewest blocks whose slices fit, at most kSplitMaxBlocks.
+  EXPECT_EQ(ch15::split_slice_packs(true, 8), ch15::kSplitSlicePacks);
+  EXPECT_EQ(ch15::split_slice_packs(true, 16), 1024);
+  EXPECT_EQ(ch15::split_slice_packs(false, 16), ch15::kSplitSlicePacks);
+  for (int accs : {4, 8, 16})
+    for (bool fixed : {false, true})
+      for (int64_t packs = ch15::kSplitFixedMinPacks + 1; packs <= 40000; packs += 997) {
+        const int c = ch15::split_blocks(packs, fixed, false, accs);
+        const int64_t most = ch15::split_slice_packs(fixed, accs);
+        EXPECT_TRUE(c == 2 || c == 4 || c == ch15::kSplitMaxBlocks) << packs;
+        if (c < ch15::kSplitMaxBlocks) EXPECT_LE((packs + c - 1) / c, most) << packs;
+        if (c > 2) EXPECT_GT((packs + c / 2 - 1) / (c / 2), most) << packs;
+      }
+  EXPECT_EQ(ch15::split_blocks(4 * ch15::kSplitSlicePacks, true, true, 8), 4);
+  EXPECT_EQ(ch15::split_blocks(4 * ch15::kSplitSlicePacks + 1, true, true, 8), 8);
+  EXPECT_EQ(ch15::split_blocks(4 * 1024 + 1, true, true, 16), 8);
+  EXPECT_EQ(ch15::split_blocks(int64_t(1) << 28, false, false, 8), ch15::kSplitMaxBlocks);
 }
 
 }  // namespace
