@@ -100,8 +100,12 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   auto at = [&](int64_t c) { return acc_in_smem ? padded<kPack>(c) : c; };
   float racc[kAccs][kRegs + 1] = {};  // kRegAcc: the thread's packs' columns, then its edge column
   if constexpr (!kRegAcc) {
-    for (int k = 0; k < kAccs; ++k)
-      for (int64_t c = t; c < (acc_in_smem ? stride : w); c += kGroup) acc[k * stride + c] = 0.0f;
+    if constexpr (kSplit) {  // its own columns of each row (global memory: the cluster's partial row)
+      for (int k = 0; k < kAccs; ++k)
+        for (int64_t c = t; c < (acc_in_smem ? stride : w); c += kGroup) acc[k * stride + c] = 0.0f;
+    } else {
+      for (int64_t c = t; c < kAccs * stride; c += kGroup) acc[c] = 0.0f;
+    }
     __syncthreads();
   }
   const int64_t first = part_of<kSplit>() * p.rows_per_block;
@@ -109,7 +113,12 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   const int64_t trips = (p.rows_per_block + kGroups * kRows - 1) / (kGroups * kRows);
   const float inv_cols = 1.0f / float(cols);
   // The peel of the block's columns of a row (blocks/peel.h), which start row * cols + c0 elements in.
-  auto peel_of = [&](int64_t row) { return RowPeel::of<kPack>(int((phase + row * cols + c0) % kPack), 0, w); };
+  auto peel_of = [&](int64_t row) {
+    if constexpr (kSplit)
+      return RowPeel::of<kPack>(int((phase + row * cols + c0) % kPack), 0, w);
+    else
+      return RowPeel::of<kPack>(phase, row, cols);
+  };
   // kRegAcc: every row has row 0's layout, and the thread's columns of gamma stay in its registers.
   const RowPeel fixed = peel_of(0);
   Pack<T, kPack> held_gamma[kRegAcc ? kHeld : 1];
@@ -278,7 +287,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
       float v = smem_acc[in_smem];
 #pragma unroll
       for (int i = 1; i < kGroups; ++i) v += smem_acc[i * kAccs * stride + in_smem];
-      partial[k * cols + (c - k * w)] = v;
+      partial[kSplit ? k * cols + (c - k * w) : c] = v;  // unsplit, w is cols
     }
   }
 }
@@ -307,7 +316,8 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
                          size_t(kAccs) * size_t(padded_cols<kPack>(a.cols)) * sizeof(float) <= kAccSmemMax;
     const int split = kPack > 1 && split_available() ? split_blocks(packs, fixed, on_chip, kAccs * kPack) : 1;
     const int64_t slice = split > 1 ? course::ceil_div(packs, int64_t(split)) * kPack : a.cols;
-    // The widest block's columns: the last slice takes the columns past the last whole pack too.
+    // The widest block's columns: the last slice takes what is left, usually fewer than `slice`,
+    // but up to cols % kPack more where the slices' packs come out even.
     const int64_t widest = std::max(slice, a.cols - (split - 1) * slice);
     auto launch = [&](auto group, auto groups, auto held) {
       constexpr int G = decltype(group)::value, Gs = decltype(groups)::value, H = decltype(held)::value;
@@ -344,6 +354,7 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
         constexpr bool R = decltype(reg_acc)::value;
         if constexpr (kPack > 1 && Gs == 1)
           if (split > 1) return run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, true>, smem, in_smem);
+        course::require(split == 1, "a split row's slice of ", slice, " columns is not a group of 512's (plan.h)");
         run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, false>, smem, in_smem);
       };
       const size_t row_bytes = size_t(kAccs) * size_t(widest) * sizeof(float);

@@ -40,25 +40,27 @@ inline size_t backward_workspace(int64_t rows, int64_t cols, int accs, int sms) 
 
 /// [split]
 /// Rows too long for one block are shared by a cluster of blocks (split_rows.cuh): block k of the
-/// cluster takes slice k of every row, and keeps its slice and the slice's column sums on chip.
-/// Never at kSplitMinPacks packs or fewer (a block of 512 holds the row, register accumulators for
-/// whole packs); past it where one block would read the row twice or keep its column sums in its
-/// partial row in global memory (`on_chip` false), and for whole-pack rows from kSplitFixedMinPacks.
-/// The slices: at most kSplitRegAccs register accumulators a thread of 512 for whole packs (1024
-/// packs for 16-bit LayerNorm: two sums of 8 elements a pack; 2048 otherwise), 2048 packs for a
-/// peeled row's (in shared memory); the fewest blocks of 2, 4 and 8 that give such slices, else 8.
-constexpr int64_t kSplitMinPacks = 2048;        // H200: split from 1024, fp32 8192 columns -14%
-constexpr int64_t kSplitFixedMinPacks = 3072;   // H200: fp32 RMSNorm at 3072 packs -17% split, 4096 +4%
-constexpr int kSplitRegAccs = 32;               // H200: 16-bit LayerNorm +14% at 32768 columns (TUNING.md)
-constexpr int64_t kSplitSlicePacks = 2048;      // 512 x kHeldMax (row_groups.cuh)
-constexpr int kSplitMaxBlocks = 8;              // the portable cluster size
+/// cluster takes slice k of every row and keeps its slice and the slice's column sums on chip.
+/// Split where one block would read the row twice or keep its column sums in its partial row in
+/// global memory (`on_chip` false), and whole-pack rows past kSplitFixedMinPacks even where one
+/// block would hold them. The slices: at most kSplitRegAccs register accumulators a thread of 512
+/// for whole packs (1024 packs for 16-bit LayerNorm: two sums of 8 elements a pack; 2048
+/// otherwise), 2048 packs for a peeled row's (in shared memory); the fewest blocks of 2, 4 and 8
+/// that give such slices, else 8.
+constexpr int64_t kSplitFixedMinPacks = 3072;  // H200: fp32 RMSNorm at 3072 packs -17% split, 4096 +4%
+constexpr int kSplitRegAccs = 32;              // H200: 16-bit LayerNorm +14% at 32768 columns (TUNING.md)
+constexpr int64_t kSplitSlicePacks = 2048;     // 512 x kHeldMax (row_groups.cuh)
+constexpr int kSplitMaxBlocks = 8;             // the portable cluster size
 /// accs_per_pack: a whole pack's register accumulators (accumulator rows x elements a pack).
 inline int64_t split_slice_packs(bool fixed, int accs_per_pack) {
   if (!fixed) return kSplitSlicePacks;
   return std::min<int64_t>(kSplitSlicePacks, 512 * std::max(1, kSplitRegAccs / accs_per_pack));
 }
+/// The blocks a row of `packs` packs is split across (1: not split). Slices always exceed 512
+/// packs (a group of 512, one row a block at a time): on_chip holds for every row of 2048 packs
+/// or fewer, and kSplitFixedMinPacks > 1024.
 inline int split_blocks(int64_t packs, bool fixed, bool on_chip, int accs_per_pack) {
-  if (packs <= kSplitMinPacks || (on_chip && (!fixed || packs <= kSplitFixedMinPacks))) return 1;
+  if (on_chip && (!fixed || packs <= kSplitFixedMinPacks)) return 1;
   const int64_t most = split_slice_packs(fixed, accs_per_pack);
   int c = 2;
   while (c < kSplitMaxBlocks && packs > c * most) c *= 2;

@@ -1,9 +1,10 @@
 /// @file split_rows.cuh
 /// @brief Chapter 15: rows shared by a cluster of blocks. Past 2048 packs (8192 fp32 columns) one
-/// block of 512 threads cannot hold a row in registers, nor keep LayerNorm's two column sums of it
-/// in shared memory much further; a cluster of 2-8 blocks (chapter 13) can. Block k of the cluster
-/// takes slice k of every row, adds its slice's two row sums with the other blocks' through
-/// distributed shared memory, and keeps its slice's column sums in its registers.
+/// block of 512 threads cannot keep a row's column sums in registers, past 4096 it reads the row
+/// twice, and LayerNorm's two rows of sums leave shared memory from about 20000 fp32 columns; a
+/// cluster of 2-8 blocks (chapter 13) keeps them on chip. Block k of the cluster takes slice k of
+/// every row, adds its slice's row sums with the other blocks' through distributed shared memory,
+/// and keeps its slice's column sums in registers (whole packs) or its shared memory (peeled rows).
 #pragma once
 
 #include <cooperative_groups.h>

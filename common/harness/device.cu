@@ -300,7 +300,9 @@ int device_code_version() {
     cudaFuncAttributes attr;
     const bool ok = cudaFuncGetAttributes(&attr, arch_probe_kernel) == cudaSuccess;
     cudaGetLastError();
-    return ok ? attr.binaryVersion : 0;
+    // The smaller of the SASS and the PTX it came from: a build of compute_80 PTX only, compiled
+    // by the driver for an H100, has binaryVersion 90 but its device code saw __CUDA_ARCH__ 800.
+    return ok ? std::min(attr.binaryVersion, attr.ptxVersion > 0 ? attr.ptxVersion : attr.binaryVersion) : 0;
   }();
   return version;
 }

@@ -120,8 +120,9 @@ int sm_count();
 /// the A100 and H100, 1536 on sm_86 and sm_89 cards. Launchers count a wave with it.
 int threads_per_sm();
 
-/// The architecture of the device code this build runs on the current device (cudaFuncAttributes'
-/// binaryVersion: 90 for sm_90 code), 0 without a GPU; asked once. Kernels that use sm_90
+/// The architecture the device code this build runs on the current device was compiled for (the
+/// smaller of cudaFuncAttributes' binaryVersion and ptxVersion: 90 for sm_90 code, 80 for compute_80
+/// PTX the driver compiled for an H100), 0 without a GPU; asked once. Kernels that use sm_90
 /// features compile to nothing below it, so a launcher asks this before taking their path.
 int device_code_version();
 

@@ -300,14 +300,19 @@ TEST(NormBackwardPlan, OneWaveOfPartialRowsCoversEveryRow) {
 }
 
 TEST(NormBackwardPlan, RowsAreSplitWhereOneBlockCannotKeepThemOnChip) {
-  // Never at kSplitMinPacks or fewer; past it a row one block holds stays whole (peeled, or up to
-  // kSplitFixedMinPacks whole packs), one it does not hold is split.
-  for (bool fixed : {false, true})
-    for (bool on_chip : {false, true}) {
-      EXPECT_EQ(ch15::split_blocks(1, fixed, on_chip, 8), 1);
-      EXPECT_EQ(ch15::split_blocks(ch15::kSplitMinPacks, fixed, on_chip, 8), 1);
-      EXPECT_EQ(ch15::split_blocks(ch15::kSplitMinPacks + 1, fixed, on_chip, 8), on_chip ? 1 : 2);
-    }
+  // A row one block keeps on chip stays whole (peeled, or whole packs up to kSplitFixedMinPacks);
+  // one it does not is split, into slices of more than 512 packs (a group of 512 a slice) for
+  // every row past 2048 packs (the rows that can be off chip).
+  for (bool fixed : {false, true}) {
+    EXPECT_EQ(ch15::split_blocks(1, fixed, true, 8), 1);
+    EXPECT_EQ(ch15::split_blocks(2048, fixed, true, 8), 1);
+    EXPECT_EQ(ch15::split_blocks(2049, fixed, false, 8), 2);
+    for (int accs : {4, 8, 16})
+      for (int64_t packs = 2049; packs <= 300000; packs += 211) {
+        const int c = ch15::split_blocks(packs, fixed, false, accs);
+        EXPECT_GT((packs + c - 1) / c, 512) << packs;
+      }
+  }
   EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks, true, true, 8), 1);
   EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks + 1, true, true, 8), 2);
   EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks + 1, false, true, 8), 1);
