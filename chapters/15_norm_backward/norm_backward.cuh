@@ -19,6 +19,7 @@
 #include "plan.h"
 #include "rms_norm.cuh"
 #include "row_groups.cuh"
+#include "rows_ahead.cuh"
 #include "split_rows.cuh"
 
 namespace ch15 {
@@ -58,6 +59,32 @@ constexpr int rows_at_once() {
 }
 /// [rows_at_once]
 
+/// [trips_ahead]
+/// Trips a group asks for ahead of the one it works on (rows_ahead.cuh): kTripsAhead where its
+/// accumulators are registers, at most kAheadMaxAccs of them a thread, and its group is the block
+/// (rows of more than 256 packs) or has one row at a time (16-bit LayerNorm's one-pack rows), but
+/// not for a split row's slice of 4 packs a thread; else none. H200 (TUNING.md): groups of the
+/// block 0% to +28% at 1536-16384 columns; 16-bit LayerNorm's groups +4% to +11% at 512-2048;
+/// -3% to -5% for groups of two rows at once smaller than the block, -4% to -11% at 16-bit
+/// LayerNorm's 64 accumulators (spilled), -3% to -7% for the 4-pack slices of 32768-65536 columns.
+template <int kAccs, int kPack, int kGroups, int kHeld, bool kRegAcc, bool kSplit>
+constexpr int trips_ahead() {
+  const bool regs = kRegAcc && kHeld > 0 && kAccs * kPack * kHeld <= kAheadMaxAccs;
+  const bool one_row = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>() == 1;
+  return regs && (kGroups == 1 || one_row) && !(kSplit && kHeld > 2) ? kTripsAhead : 0;
+}
+/// The shared memory of those trips and of the one in use: the kernel's staging area.
+template <typename T, int kAccs, int kPack, int kGroup, int kGroups, int kHeld, bool kRegAcc, bool kSplit>
+constexpr size_t staging_bytes() {
+  constexpr int kAhead = trips_ahead<kAccs, kPack, kGroups, kHeld, kRegAcc, kSplit>();
+  constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>();
+  constexpr size_t bytes = kAhead > 0 ? Staging<kAhead + 1, kRows, kHeld, kBlockOf<kGroup, kGroups>>::kBytes : 0;
+  static_assert(kAhead == 0 || kPack * sizeof(T) == 16, "trips ahead are copied 16 bytes at a time");
+  static_assert(bytes * kMinBlocks<kGroup * kGroups, kHeld> <= kAheadSmem, "the trips ahead fit beside each other");
+  return bytes;
+}
+/// [trips_ahead]
+
 /// The padded place of column c in a shared-memory accumulator row (plan.h: padded_cols).
 template <int kPack>
 __device__ __forceinline__ int64_t padded(int64_t c) {
@@ -83,6 +110,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   constexpr int kAccs = kLayer ? 2 : 1, kBlock = kGroup * kGroups, kRegs = kRegAcc ? kHeld * kPack : 1;
   constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>();  // a group's rows in flight
   constexpr int kH = kHeld > 0 ? kHeld : 1;
+  constexpr int kAhead = trips_ahead<kAccs, kPack, kGroups, kHeld, kRegAcc, kSplit>();
   static_assert(!kRegAcc || kHeld > 0, "register accumulators need the row held");
   static_assert(!kSplit || kGroups == 1, "a split row is one group's");
   const int g = threadIdx.x / kGroup, t = threadIdx.x % kGroup;
@@ -91,7 +119,11 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   const Slice slice = slice_of<kSplit>(p.cols, p.slice);
   const int64_t cols = p.cols, width = kAccs * cols, c0 = slice.first, w = slice.width;
   const T* const gamma = p.gamma + c0;
-  extern __shared__ float smem_acc[];
+  // Dynamic shared memory: the trips ahead (rows_ahead.cuh), then the accumulators.
+  extern __shared__ __align__(16) unsigned char smem[];
+  const Staging<kAhead + 1, kRows, kH, kBlock> staging{reinterpret_cast<uint4*>(smem)};
+  float* const smem_acc =
+      reinterpret_cast<float*>(smem + staging_bytes<T, kAccs, kPack, kGroup, kGroups, kHeld, kRegAcc, kSplit>());
   __shared__ float published[2][2 * kRows];  // kSplit: the block's row sums, for the cluster
   float* const partial = p.partials + part_of<kSplit>() * width + c0;
   // A shared-memory accumulator row is padded (padded()); the block's partial row in global memory not.
@@ -135,6 +167,26 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
     else
       return load_gamma<T, kPack>(gamma, col);
   };
+  // kAhead: trip tt's packs of x and dy, copied into its stage; one group of copies a trip, empty
+  // past the last, so that a thread always has kAhead groups in flight after its next request.
+  auto ask = [&](int64_t tt) {
+    if (tt < trips)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const int64_t row = first + (tt * kRows + r) * kGroups + g;
+        if (row < end)
+#pragma unroll
+          for (int i = 0; i < kHeld; ++i)
+            if (t + i * kGroup < fixed.packs) {
+              const int64_t at = row * cols + c0 + fixed.head + int64_t(t + i * kGroup) * kPack;
+              copy_async16(staging.at(tt, r, i, 0), p.x + at);
+              copy_async16(staging.at(tt, r, i, 1), p.dy + at);
+            }
+      }
+    copy_commit();
+  };
+  if constexpr (kAhead > 0)
+    for (int tt = 0; tt < kAhead; ++tt) ask(tt);
   for (int64_t trip = 0; trip < trips; ++trip) {
     // Row r of the trip: kRows rows per group, each a kGroups-row step of the block apart.
     RowPeel pl[kRows];
@@ -173,14 +225,23 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
       gather(r, xv, dyv, gm, col, kPack, i * kPack);
     };
     if constexpr (kHeld > 0) {
+      if constexpr (kAhead > 0) {  // ask for trip + kAhead, then read this trip's packs from its stage
+        ask(trip + kAhead);
+        copy_wait<kAhead>();
+      }
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
 #pragma unroll
         for (int i = 0; i < kHeld; ++i)
           if (t + i * kGroup < pl[r].packs) {
-            const int64_t at = base[r] + pl[r].head + int64_t(t + i * kGroup) * kPack;
-            hx[r][i] = course::load_pack<T, kPack>(p.x + at);
-            hdy[r][i] = course::load_pack<T, kPack>(p.dy + at);
+            if constexpr (kAhead > 0) {
+              hx[r][i].storage = *staging.at(trip, r, i, 0);
+              hdy[r][i].storage = *staging.at(trip, r, i, 1);
+            } else {
+              const int64_t at = base[r] + pl[r].head + int64_t(t + i * kGroup) * kPack;
+              hx[r][i] = course::load_pack<T, kPack>(p.x + at);
+              hdy[r][i] = course::load_pack<T, kPack>(p.dy + at);
+            }
           }
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
@@ -353,9 +414,12 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
       auto run_with = [&](auto reg_acc, size_t smem, bool in_smem) {
         constexpr bool R = decltype(reg_acc)::value;
         if constexpr (kPack > 1 && Gs == 1)
-          if (split > 1) return run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, true>, smem, in_smem);
+          if (split > 1)
+            return run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, true>,
+                       smem + staging_bytes<T, kAccs, kPack, G, Gs, H, R, true>(), in_smem);
         course::require(split == 1, "a split row's slice of ", slice, " columns is not a group of 512's (plan.h)");
-        run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, false>, smem, in_smem);
+        run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, false>,
+            smem + staging_bytes<T, kAccs, kPack, G, Gs, H, R, false>(), in_smem);
       };
       const size_t row_bytes = size_t(kAccs) * size_t(widest) * sizeof(float);
       if constexpr (H > 0 && H <= kHeldMax) {  // register accumulators: up to kHeldMax packs a thread
