@@ -63,23 +63,23 @@ constexpr int rows_at_once() {
 /// Trips a group asks for ahead of the one it works on (rows_ahead.cuh): kTripsAhead where its
 /// accumulators are registers, at most kAheadMaxAccs of them a thread, and its group is the block
 /// (rows of more than 256 packs) or has one row at a time (16-bit LayerNorm's one-pack rows), but
-/// not for a split row's slice of 4 packs a thread; else none. H200 (TUNING.md): groups of the
+/// not for a split row's slice of 4 packs a thread; packs of 16 bytes (`cp.async.cg`); else none. H200 (TUNING.md): groups of the
 /// block 0% to +28% at 1536-16384 columns; 16-bit LayerNorm's groups +4% to +11% at 512-2048;
 /// -3% to -5% for groups of two rows at once smaller than the block, -4% to -11% at 16-bit
 /// LayerNorm's 64 accumulators (spilled), -3% to -7% for the 4-pack slices of 32768-65536 columns.
-template <int kAccs, int kPack, int kGroups, int kHeld, bool kRegAcc, bool kSplit>
+template <typename T, int kAccs, int kPack, int kGroups, int kHeld, bool kRegAcc, bool kSplit>
 constexpr int trips_ahead() {
   const bool regs = kRegAcc && kHeld > 0 && kAccs * kPack * kHeld <= kAheadMaxAccs;
   const bool one_row = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>() == 1;
-  return regs && (kGroups == 1 || one_row) && !(kSplit && kHeld > 2) ? kTripsAhead : 0;
+  const bool ahead = regs && (kGroups == 1 || one_row) && !(kSplit && kHeld > 2);
+  return ahead && kPack * sizeof(T) == 16 ? kTripsAhead : 0;
 }
 /// The shared memory of those trips and of the one in use: the kernel's staging area.
 template <typename T, int kAccs, int kPack, int kGroup, int kGroups, int kHeld, bool kRegAcc, bool kSplit>
 constexpr size_t staging_bytes() {
-  constexpr int kAhead = trips_ahead<kAccs, kPack, kGroups, kHeld, kRegAcc, kSplit>();
+  constexpr int kAhead = trips_ahead<T, kAccs, kPack, kGroups, kHeld, kRegAcc, kSplit>();
   constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>();
   constexpr size_t bytes = kAhead > 0 ? Staging<kAhead + 1, kRows, kHeld, kBlockOf<kGroup, kGroups>>::kBytes : 0;
-  static_assert(kAhead == 0 || kPack * sizeof(T) == 16, "trips ahead are copied 16 bytes at a time");
   static_assert(bytes * kMinBlocks<kGroup * kGroups, kHeld> <= kAheadSmem, "the trips ahead fit beside each other");
   return bytes;
 }
@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   constexpr int kAccs = kLayer ? 2 : 1, kBlock = kGroup * kGroups, kRegs = kRegAcc ? kHeld * kPack : 1;
   constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>();  // a group's rows in flight
   constexpr int kH = kHeld > 0 ? kHeld : 1;
-  constexpr int kAhead = trips_ahead<kAccs, kPack, kGroups, kHeld, kRegAcc, kSplit>();
+  constexpr int kAhead = trips_ahead<T, kAccs, kPack, kGroups, kHeld, kRegAcc, kSplit>();
   static_assert(!kRegAcc || kHeld > 0, "register accumulators need the row held");
   static_assert(!kSplit || kGroups == 1, "a split row is one group's");
   const int g = threadIdx.x / kGroup, t = threadIdx.x % kGroup;
