@@ -62,11 +62,11 @@ constexpr int rows_at_once() {
 /// [trips_ahead]
 /// Trips a group asks for ahead of the one it works on (rows_ahead.cuh): kTripsAhead where its
 /// accumulators are registers, at most kAheadMaxAccs of them a thread, and its group is the block
-/// (rows of more than 256 packs) or has one row at a time (16-bit LayerNorm's one-pack rows), but
-/// not for a split row's slice of 4 packs a thread; packs of 16 bytes (`cp.async.cg`); else none. H200 (TUNING.md): groups of the
-/// block 0% to +28% at 1536-16384 columns; 16-bit LayerNorm's groups +4% to +11% at 512-2048;
-/// -3% to -5% for groups of two rows at once smaller than the block, -4% to -11% at 16-bit
-/// LayerNorm's 64 accumulators (spilled), -3% to -7% for the 4-pack slices of 32768-65536 columns.
+/// (rows of more than 256 packs) or takes one row at a time (16-bit LayerNorm's one-pack threads),
+/// but not for a split row's slice of 4 packs a thread; packs of 16 bytes (`cp.async.cg`); else
+/// none. H200 (TUNING.md): groups of the block 0% to +28% at 1536-16384 columns, one-row groups
+/// +4% to +12% at 512-2048; left out, slower: groups of two rows smaller than the block (-3% to
+/// -5%), 64 accumulators a thread (spilled, -7% and -17%), 4-pack slices at 32768-65536 (-3% to -7%).
 template <typename T, int kAccs, int kPack, int kGroups, int kHeld, bool kRegAcc, bool kSplit>
 constexpr int trips_ahead() {
   const bool regs = kRegAcc && kHeld > 0 && kAccs * kPack * kHeld <= kAheadMaxAccs;
@@ -74,14 +74,13 @@ constexpr int trips_ahead() {
   const bool ahead = regs && (kGroups == 1 || one_row) && !(kSplit && kHeld > 2);
   return ahead && kPack * sizeof(T) == 16 ? kTripsAhead : 0;
 }
-/// The shared memory of those trips and of the one in use: the kernel's staging area.
+/// Their staging area (and the stage of the trip in use), at the start of dynamic shared memory.
+/// The host takes the kernel with it only where it fits without fewer blocks resident (launcher).
 template <typename T, int kAccs, int kPack, int kGroup, int kGroups, int kHeld, bool kRegAcc, bool kSplit>
 constexpr size_t staging_bytes() {
   constexpr int kAhead = trips_ahead<T, kAccs, kPack, kGroups, kHeld, kRegAcc, kSplit>();
   constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>();
-  constexpr size_t bytes = kAhead > 0 ? Staging<kAhead + 1, kRows, kHeld, kBlockOf<kGroup, kGroups>>::kBytes : 0;
-  static_assert(bytes * kMinBlocks<kGroup * kGroups, kHeld> <= kAheadSmem, "the trips ahead fit beside each other");
-  return bytes;
+  return kAhead > 0 ? Staging<kAhead + 1, kRows, kHeld, kBlockOf<kGroup, kGroups>>::kBytes : 0;
 }
 /// [trips_ahead]
 
@@ -102,15 +101,19 @@ __device__ __forceinline__ int64_t padded(int64_t c) {
 /// packs move with the row; 8 packs a thread; rows read twice) a row of them per group in shared
 /// memory, or for rows too long for it (one group) the block's partial row itself. kSplit: a
 /// cluster's blocks share each row, each its own slice of columns, as if the slice were the row
-/// (split_rows.cuh), but for the row's two sums, added over the cluster.
-template <typename T, int kPack, int kGroup, int kGroups, int kHeld, bool kLayer, bool kRegAcc, bool kSplit = false>
+/// (split_rows.cuh), but for the row's two sums, added over the cluster. kStaged: each trip's x and
+/// dy come through shared memory, asked for trips_ahead trips before (rows_ahead.cuh); dynamic
+/// shared memory holds that staging area first, then the accumulators.
+template <typename T, int kPack, int kGroup, int kGroups, int kHeld, bool kLayer, bool kRegAcc, bool kSplit = false,
+          bool kStaged = false>
 __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup * kGroups, kHeld>)
     norm_backward_kernel(BackwardArgs<T> p, int phase, bool acc_in_smem) {
   using Convert = course::ScalarConvert<T>;
   constexpr int kAccs = kLayer ? 2 : 1, kBlock = kGroup * kGroups, kRegs = kRegAcc ? kHeld * kPack : 1;
   constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>();  // a group's rows in flight
   constexpr int kH = kHeld > 0 ? kHeld : 1;
-  constexpr int kAhead = trips_ahead<T, kAccs, kPack, kGroups, kHeld, kRegAcc, kSplit>();
+  constexpr int kAhead = kStaged ? trips_ahead<T, kAccs, kPack, kGroups, kHeld, kRegAcc, kSplit>() : 0;
+  static_assert(!kStaged || kAhead > 0, "a staged kernel has trips ahead");
   static_assert(!kRegAcc || kHeld > 0, "register accumulators need the row held");
   static_assert(!kSplit || kGroups == 1, "a split row is one group's");
   const int g = threadIdx.x / kGroup, t = threadIdx.x % kGroup;
@@ -122,8 +125,8 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   // Dynamic shared memory: the trips ahead (rows_ahead.cuh), then the accumulators.
   extern __shared__ __align__(16) unsigned char smem[];
   const Staging<kAhead + 1, kRows, kH, kBlock> staging{reinterpret_cast<uint4*>(smem)};
-  float* const smem_acc =
-      reinterpret_cast<float*>(smem + staging_bytes<T, kAccs, kPack, kGroup, kGroups, kHeld, kRegAcc, kSplit>());
+  float* const smem_acc = reinterpret_cast<float*>(
+      smem + (kStaged ? staging_bytes<T, kAccs, kPack, kGroup, kGroups, kHeld, kRegAcc, kSplit>() : 0));
   __shared__ float published[2][2 * kRows];  // kSplit: the block's row sums, for the cluster
   float* const partial = p.partials + part_of<kSplit>() * width + c0;
   // A shared-memory accumulator row is padded (padded()); the block's partial row in global memory not.
@@ -167,14 +170,15 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
     else
       return load_gamma<T, kPack>(gamma, col);
   };
-  // kAhead: trip tt's packs of x and dy, copied into its stage; one group of copies a trip, empty
-  // past the last, so that a thread always has kAhead groups in flight after its next request.
+  // kAhead: trip tt's packs of x and dy, copied into its stage. Every trip commits one group of
+  // copies, empty past the last trip, so that after asking for trip t + kAhead a thread has
+  // t + kAhead + 1 groups, and waiting until kAhead are pending means trip t's has landed.
   auto ask = [&](int64_t tt) {
-    if (tt < trips)
+    if (tt < trips) {
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         const int64_t row = first + (tt * kRows + r) * kGroups + g;
-        if (row < end)
+        if (row < end) {
 #pragma unroll
           for (int i = 0; i < kHeld; ++i)
             if (t + i * kGroup < fixed.packs) {
@@ -182,7 +186,9 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
               copy_async16(staging.at(tt, r, i, 0), p.x + at);
               copy_async16(staging.at(tt, r, i, 1), p.dy + at);
             }
+        }
       }
+    }
     copy_commit();
   };
   if constexpr (kAhead > 0)
@@ -382,11 +388,14 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
     const int64_t widest = std::max(slice, a.cols - (split - 1) * slice);
     auto launch = [&](auto group, auto groups, auto held) {
       constexpr int G = decltype(group)::value, Gs = decltype(groups)::value, H = decltype(held)::value;
+      // The blocks, or clusters of `split`, of `kernel` the GPU holds at once with smem bytes each.
+      auto resident_of = [&](auto kernel, size_t smem) -> int64_t {
+        return split > 1 ? ch13::detail::resident_clusters(kernel, split, G * Gs, smem)
+                         : int64_t(sms) * (course::resident_threads(kernel, G * Gs, smem) / (G * Gs));
+      };
       auto run = [&](auto kernel, size_t smem, bool in_smem) {
-        if (smem > 48 * 1024) course::allow_max_smem(kernel);
-        // The blocks, or clusters of `split`, the GPU holds at once: one wave of them.
-        const int64_t resident = split > 1 ? ch13::detail::resident_clusters(kernel, split, G * Gs, smem)
-                                           : int64_t(sms) * (course::resident_threads(kernel, G * Gs, smem) / (G * Gs));
+        course::allow_max_smem(kernel);
+        const int64_t resident = resident_of(kernel, smem);  // one wave of them
         course::require(resident > 0, "the backward's block (or cluster of ", split, ") does not fit on this GPU");
         const Plan plan = plan_partials(a.rows, resident);
         const BackwardArgs<T> p{static_cast<const T*>(a.x),
@@ -413,13 +422,25 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
       // The kernel with register (kRegAcc) or shared-memory accumulators, its rows split or not.
       auto run_with = [&](auto reg_acc, size_t smem, bool in_smem) {
         constexpr bool R = decltype(reg_acc)::value;
+        // With its trips ahead where it has them and they cost no resident block (sm_80
+        // on; a GPU of less shared memory keeps two blocks of one-pack threads without them).
+        auto go = [&](auto split_rows) {
+          constexpr bool S = decltype(split_rows)::value;
+          constexpr size_t staged = staging_bytes<T, kAccs, kPack, G, Gs, H, R, S>();
+          const auto plain = norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, S, false>;
+          if constexpr (staged > 0) {
+            const auto ahead = norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, S, true>;
+            const bool fits = course::device_code_version() >= 80 &&
+                              smem + staged + course::allow_max_smem(ahead) <= size_t(course::smem_per_block_optin()) &&
+                              resident_of(ahead, smem + staged) >= resident_of(plain, smem);
+            if (fits) return run(ahead, smem + staged, in_smem);
+          }
+          run(plain, smem, in_smem);
+        };
         if constexpr (kPack > 1 && Gs == 1)
-          if (split > 1)
-            return run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, true>,
-                       smem + staging_bytes<T, kAccs, kPack, G, Gs, H, R, true>(), in_smem);
+          if (split > 1) return go(std::true_type{});
         course::require(split == 1, "a split row's slice of ", slice, " columns is not a group of 512's (plan.h)");
-        run(norm_backward_kernel<T, kPack, G, Gs, H, kLayer, R, false>,
-            smem + staging_bytes<T, kAccs, kPack, G, Gs, H, R, false>(), in_smem);
+        go(std::false_type{});
       };
       const size_t row_bytes = size_t(kAccs) * size_t(widest) * sizeof(float);
       if constexpr (H > 0 && H <= kHeldMax) {  // register accumulators: up to kHeldMax packs a thread

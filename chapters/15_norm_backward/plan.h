@@ -39,12 +39,10 @@ inline size_t backward_workspace(int64_t rows, int64_t cols, int accs, int sms) 
 /// [plan]
 
 /// [ahead]
-/// Trips a group's rows are asked for ahead of the one it works on (rows_ahead.cuh); the most
-/// register accumulators a thread may hold where it does so; the shared memory of an SM the
-/// staging takes at most (its resident blocks together).
+/// Trips a group's rows are asked for ahead of the one it works on (rows_ahead.cuh), and the most
+/// register accumulators a thread may hold where it does so.
 constexpr int kTripsAhead = 1;     // H200: 2 no faster (0-1.5% slower) at 1536-8192 columns (TUNING.md)
-constexpr int kAheadMaxAccs = 32;  // H200: 16-bit LayerNorm's 64 at 4 packs spill: -4% to -11% ahead
-constexpr size_t kAheadSmem = 192 * 1024;
+constexpr int kAheadMaxAccs = 32;  // H200: 16-bit LayerNorm's 64 at 4 packs spill: -7% and -17% ahead
 /// [ahead]
 
 /// [split]

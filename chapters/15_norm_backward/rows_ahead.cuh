@@ -17,6 +17,7 @@ namespace ch15 {
 /// [rows_ahead]
 /// Copies 16 bytes from global memory at `from` into shared memory at `to`, asynchronously
 /// (`cp.async.cg`: through L2 only, no register, no L1 line); below sm_80, a plain load and store.
+/// `from` is a generic pointer, which on these GPUs is the global address the instruction takes.
 __device__ __forceinline__ void copy_async16(void* to, const void* from) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(to));
