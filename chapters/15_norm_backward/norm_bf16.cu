@@ -3,7 +3,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "norm_backward.cuh"
+#include "launch.cuh"
 #include "rms_norm.cuh"
 
 namespace ch15 {

@@ -62,11 +62,12 @@ __device__ __forceinline__ Slice slice_of(int64_t cols, int64_t slice) {
   return {0, cols};
 }
 
-/// The block's partial row: its cluster's index among the kernel's clusters (its own index outside one).
+/// The block's partial row: its cluster's index among the kernel's clusters (chapter 13's
+/// cluster_row), or its own index outside one.
 template <bool kSplit>
 __device__ __forceinline__ int64_t part_of() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (kSplit) return int64_t(blockIdx.x / cooperative_groups::this_cluster().num_blocks());
+  if constexpr (kSplit) return ch13::cluster_row(cooperative_groups::this_cluster());
 #endif
   return blockIdx.x;
 }
