@@ -105,6 +105,21 @@ inline Shapes few_rows_boundary(const policy::Device& d, int elem_bytes) {
   return {{r - 1, c}, {r, c}, {r - 1, c - 1}, {1, c + 1}};
 }
 
+/// The forward cluster kernel's smaller block (13_hopper_softmax/paths_cluster.cuh, cluster_with_block):
+/// chunks of policy::kClusterBlock1024MinPacks packs, cached, in clusters of 4 and 8 blocks at the
+/// most rows that start at that size (more blocks than SMs), whole packs and one column more (the peel).
+inline Shapes cluster_block_shapes(const policy::Device& d, int elem_bytes) {
+  if (!d.clusters) return {};
+  const int64_t pack = 16 / elem_bytes;
+  Shapes v;
+  for (int64_t size : {4, 8}) {
+    const int64_t rows = course::ceil_div(d.sm_count, size / 2) - 1;
+    const int64_t cols = size * policy::kClusterBlock1024MinPacks * pack;
+    append(v, {{rows, cols}, {rows, cols + 1}});
+  }
+  return v;
+}
+
 /// The warp path's rows condition past kWarpAnyRowsMaxCols (16-bit), at the first and last columns.
 inline Shapes long_warp_boundary(const policy::Device& d, int elem_bytes) {
   const int64_t r = policy::long_rows_min(d), warp_max = policy::warp_max_cols(elem_bytes);
@@ -178,6 +193,7 @@ inline course::Limits dispatch(policy::Op op, int elem_bytes, const policy::Devi
     l.text += " (past " + std::to_string(policy::kWarpAnyRowsMaxCols) + ": " + many + ")";
   append(l.shapes, cluster_rows_boundary(d, smem_max));
   append(l.shapes, few_rows_boundary(d, elem_bytes));
+  if (hopper_paths && !backward) append(l.shapes, cluster_block_shapes(d, elem_bytes));
   append(l.shapes, long_warp_boundary(d, elem_bytes));
   append(l.shapes, half_wave_boundary(d, elem_bytes, backward));
   if (hopper_paths && (plain || backward)) {
@@ -254,7 +270,7 @@ inline course::Limits forced(policy::Op op, Path path, int elem_bytes, const pol
                                  std::to_string(policy::kMaxClusterBlocks) + " blocks",
              {}, backward_cluster_shapes(d, elem_bytes)};
       } else {
-        l = {0, {}, "any cols; several blocks per row in a cluster"};
+        l = {0, {}, "any cols; several blocks per row in a cluster", cluster_block_shapes(d, elem_bytes)};
       }
       l.min_sm = 90;
       break;

@@ -271,6 +271,17 @@ TEST(SoftmaxPolicy, SuiteShapesStraddleTheRules) {
         EXPECT_EQ(fwd(d, rows, cols, elem, cols % (16 / elem) == 0) == Path::cluster, in) << rows << " x " << cols;
         EXPECT_EQ(bwd(d, rows, cols, elem, cols % (16 / elem) == 0) == Path::cluster, in) << rows << " x " << cols;
       }
+      // The cluster kernel's smaller block (paths_cluster.cuh): the shapes take the cluster path, at
+      // the start size they name, with chunks of exactly kClusterBlock1024MinPacks packs, cached,
+      // and more blocks than SMs.
+      for (auto [rows, cols] : ch12::limits::cluster_block_shapes(d, elem)) {
+        const int size = policy::cluster_start_size(d, rows);
+        const int64_t chunk = course::ceil_div(cols / (16 / elem), int64_t(size));
+        EXPECT_EQ(fwd(d, rows, cols, elem, cols % (16 / elem) == 0), Path::cluster) << rows << " x " << cols;
+        EXPECT_EQ(policy::cluster_size(d, rows, cols, 16 / elem, elem, 1), size) << rows << " x " << cols;
+        EXPECT_EQ(chunk, policy::kClusterBlock1024MinPacks) << rows << " x " << cols;
+        EXPECT_GT(rows * size, d.sm_count) << rows << " x " << cols;
+      }
       // The half-wave line: two rows per group from warp_two_rows_min rows, one below.
       for (bool backward : {false, true})
         for (int64_t cols : {32, 64, 256}) {
@@ -283,6 +294,9 @@ TEST(SoftmaxPolicy, SuiteShapesStraddleTheRules) {
         }
     }
   EXPECT_TRUE(ch12::limits::cluster_rows_boundary(kNoHopper, 41472).empty());
+  EXPECT_TRUE(ch12::limits::cluster_block_shapes(kNoHopper, 4).empty());
+  EXPECT_EQ(ch12::limits::cluster_block_shapes(kH100, 4).size(), 4u);  // 65 x 65536 and 32 x 131072, +1 column
+  EXPECT_EQ(ch12::limits::cluster_block_shapes(kH100, 4).front(), std::make_pair(int64_t(65), int64_t(65536)));
   EXPECT_EQ(ch12::limits::backward_cluster_shapes(kH100, 4).front(), std::make_pair(int64_t(66), 2 * int64_t(28928)));
   EXPECT_TRUE(ch12::limits::dispatch(Op::softmax, 4, Device{}, true).shapes.empty());  // --list without a GPU
 }
