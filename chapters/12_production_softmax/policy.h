@@ -153,7 +153,7 @@ constexpr int kStreamRowsPerCluster = 8;
 /// in clusters of at most this many blocks (2048 x 262144 fp32, 16 blocks: -4.5%; 8: 16-bit +10%).
 constexpr int kStreamMaxClusterBlocks = 8;
 /// A block of the forward cluster kernel: 1024 threads from this many packs per block (as first set;
-/// 512 or 256 where 1024 would take two waves, 13_hopper_softmax/paths_cluster.cuh),
+/// 512 or 256 where only they put every cluster on the GPU at once, 13_hopper_softmax/paths_cluster.cuh),
 constexpr int64_t kClusterBlock1024MinPacks = 4096;
 /// 256 threads from this many, else 128 (as first set; not re-measured).
 constexpr int64_t kClusterBlock256MinPacks = 512;

@@ -223,10 +223,12 @@ bool one_wave(int64_t rows, int64_t cols, int csize) {
 
 /// The block: 1024 threads from policy::kClusterBlock1024MinPacks packs a chunk, 256 from
 /// policy::kClusterBlock256MinPacks, else 128. An SM holds two blocks of 1024 threads at most (one
-/// past 32 registers a thread, as the chunk read twice takes), and a cluster's blocks share a GPC:
-/// where the rows' clusters of 1024-thread blocks would not all be on the GPU at once, 512 or 256
-/// threads where that makes one wave (H200: +18% to +49% at 32-65 rows cached, +6% to +20% at 16
-/// rows read twice); where neither does (chunks that fill shared memory), 1024 still.
+/// past 32 registers a thread: the chunk read twice takes 39), and a cluster's blocks share a GPC.
+/// Where the occupancy API says the rows' clusters of 1024-thread blocks are not all on the GPU at
+/// once, 512 threads, else 256, if that makes one wave (smaller blocks pack an SM more finely: three
+/// of 512 at 40 registers); H200: +18% to +49% at 32-65 rows cached, +6% to +20% at 16 rows read
+/// twice. Where neither makes one wave (chunks that fill shared memory, a forced cluster at many
+/// rows), 1024 still.
 template <int kPack, bool kCached, bool kPeel, typename Load, typename Store>
 bool cluster_with_block(const Load& load, const Store& store, int64_t rows, int64_t cols, int csize, bool log,
                         int phase, cudaStream_t stream) {
