@@ -154,8 +154,9 @@ namespace detail {
 /// to one per row; two buffers where they fit in a block's shared memory, else one. `tensors`
 /// chunks a buffer (the backward: y and dy); `kernel_for(block, stages)` gives the kernel. The
 /// block: `min_packs` 0, 128 threads under policy::kClusterBlock256MinPacks packs a chunk, else 256
-/// (the forward's few rows; 512 and 1024 threads lost at 1 and 8 rows, TUNING.md); else chapter 06's
-/// occupancy rule, the most resident threads with at least `min_packs` packs each (the backward).
+/// (the forward's few rows; 512 and 1024 threads lost at 1 and 8 rows, but for 512 at fp32 262144
+/// columns, TUNING.md); else chapter 06's occupancy rule, the most resident threads with at least
+/// `min_packs` packs each (the backward).
 /// False, launching nothing, where no such cluster can be resident.
 template <typename KernelFor, typename... Args>
 bool launch_stream(KernelFor kernel_for, int64_t rows, int64_t chunk_packs, int tensors, int min_packs, int csize,
