@@ -2,7 +2,7 @@
 /// @brief Chapter 09: LayerNorm forward, y = (x - mean) * rstd * gamma + beta over each row, with
 /// the per-row mean and rstd, the statistics by Welford (welford.cuh). Three paths chosen by cols,
 /// as in softmax: a group of lanes per row with the row in registers (it holds up to 1024 fp32 or
-/// 3072 f16/bf16 columns; the dispatch uses it to 512 fp32 columns), a block per row with the row
+/// 3072 f16/bf16 columns, and the dispatch uses all of it), a block per row with the row
 /// cached in shared memory, and a block per row that reads the row twice from global memory when it
 /// does not fit on chip. TUNING.md records the measurements behind each constant. The block
 /// kernels are in layer_norm_block.cuh, the one-pack normalization both paths share in
@@ -44,13 +44,19 @@ constexpr int64_t kWarpMaxCols = 32 * kWarpColsPerLane<T>;
 // step moves three numbers, so fewer steps per row pay more than in softmax.
 // H100: +10-20% at 32-128 fp32 columns against one pack per lane; four no better (TUNING.md).
 constexpr int kMinPacksPerLane = 2;
-// Where the dispatch leaves the warp path: fp32 after 512 columns (at 1024 a lane holds 32 floats
-// and the block path with the row in shared memory reads as much); 16-bit rows stay in registers
-// up to the path's capacity, past 1024 columns only when there are rows enough for 32 warps per SM
+// Where the dispatch leaves the warp path: rows stay in registers up to the path's capacity,
+// past 1024 columns (16-bit) only when there are rows enough for 32 warps per SM
 // (course::long_warp_rows_min; fewer rows: a block per row spreads each over more threads).
-// H100: fp32 warp and block paths level at 1024 columns, none measured at 513-1023 (TUNING.md).
+// H200: fp32 at 640-1024 columns, the warp path 13-50% ahead of the block path at 49152 rows (TUNING.md).
 template <typename T>
-constexpr int64_t kWarpUpTo = sizeof(T) == 4 ? 512 : kWarpMaxCols<T>;
+constexpr int64_t kWarpUpTo = kWarpMaxCols<T>;
+// Peeled fp32 rows past 512 columns take it only with that many rows too: their gamma and beta
+// load in the write pass, one element at a time, and with few rows the path waits on them.
+// H200: 1024 rows of 1023 fp32 columns 12.6 us on the warp path, 8.6 on the block path (TUNING.md).
+template <typename T>
+int64_t warp_any_rows_cols(const course::Args& a) {
+  return sizeof(T) == 4 && a.cols % 4 != 0 ? 512 : 1024;
+}
 
 /// [affine_early]
 // The warp kernel loads its lanes' packs of gamma and beta before the group merge, where groups
@@ -70,7 +76,7 @@ constexpr bool kAffineEarly = kWidth >= 8;
 // registers. x is read once and y written once.
 // kPeel (blocks/peel.h): rows that are not whole numbers of packs, each read in packs from its
 // first boundary, its head and tail (edges) one element per lane, kEdges slots a lane; gamma and
-// beta then load in the write pass (their packs depend on each row's head).
+// beta then load in the write pass (load_pack_anywhere: their packs depend on each row's head).
 template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows, bool kPeel = false>
 __global__ void __launch_bounds__(kWarpBlock)
     layer_norm_warp_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
@@ -211,13 +217,28 @@ void with_pack(const course::Args& a, F&& f) {
   course::with_widest_pack<T>(a.cols, {a.x, a.y, a.gamma, a.beta}, std::forward<F>(f));
 }
 
+/// The phase of gamma and beta (blocks/peel.h: their element offset from a pack boundary) when
+/// they share one, else -1.
+template <typename T>
+int affine_phase(const course::Args& a) {
+  return course::pick_phase<16 / sizeof(T)>(a.cols, {{a.gamma, sizeof(T)}, {a.beta, sizeof(T)}});
+}
+
 /// The peel's phase (blocks/peel.h) for rows that are not whole 16-byte packs, when x and y share
-/// it (gamma and beta may lie anywhere: load_pack_anywhere); -1 for whole packs, or none.
+/// it (the warp kernel's gamma and beta may lie anywhere: load_pack_anywhere); -1 for whole packs,
+/// or none. The block kernels also need gamma and beta to share a phase (block_peel_phase).
 template <typename T>
 int peel_phase(const course::Args& a) {
   constexpr int kMax = 16 / sizeof(T);
   if (a.cols % kMax == 0) return -1;
   return course::pick_phase<kMax>(a.cols, {{a.x, sizeof(T)}, {a.y, sizeof(T)}});
+}
+
+/// peel_phase for the block kernels, which cut gamma and beta from aligned packs: -1 also where
+/// gamma and beta do not share a phase (the row is then read one element at a time).
+template <typename T>
+int block_peel_phase(const course::Args& a) {
+  return affine_phase<T>(a) < 0 ? -1 : peel_phase<T>(a);
 }
 
 /// The longest row the shared-memory path caches on this GPU (0 without a device).
@@ -257,7 +278,8 @@ void layer_norm_smem(const course::Args& a, cudaStream_t stream) {
   const std::string limit = "the row must fit in shared memory: cols <= " + std::to_string(max_cols) + " on this GPU";
   if (!course::check_op_args(a, course::Op::layer_norm, max_cols, limit.c_str())) return;
   course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks (one per row)");
-  if (const int phase = peel_phase<T>(a); phase >= 0) return dispatch_block<T, 16 / sizeof(T), true, true>(a, stream, phase);
+  if (const int phase = block_peel_phase<T>(a); phase >= 0)
+    return dispatch_block<T, 16 / sizeof(T), true, true>(a, stream, phase, affine_phase<T>(a));
   with_pack<T>(a, [&](auto pack) { dispatch_block<T, decltype(pack)::value, true>(a, stream); });
 }
 
@@ -266,11 +288,12 @@ template <typename T>
 void layer_norm_uncached(const course::Args& a, cudaStream_t stream) {
   if (!course::check_op_args(a, course::Op::layer_norm)) return;
   course::require(a.rows < (int64_t(1) << 31), "rows = ", a.rows, " is past the grid limit of 2^31 - 1 blocks (one per row)");
-  if (const int phase = peel_phase<T>(a); phase >= 0) return dispatch_block<T, 16 / sizeof(T), false, true>(a, stream, phase);
+  if (const int phase = block_peel_phase<T>(a); phase >= 0)
+    return dispatch_block<T, 16 / sizeof(T), false, true>(a, stream, phase, affine_phase<T>(a));
   with_pack<T>(a, [&](auto pack) { dispatch_block<T, decltype(pack)::value, false>(a, stream); });
 }
 
-/// The largest cols the dispatch sends to the warp path (512 for fp32, 3072 for 16-bit types;
+/// The largest cols the dispatch sends to the warp path (1024 for fp32, 3072 for 16-bit types;
 /// past 1024 only with rows >= 32 x the SM count).
 template <typename T>
 int64_t layer_norm_warp_up_to() {
@@ -287,7 +310,7 @@ int64_t layer_norm_warp_max_cols() {
 /// [dispatch]
 template <typename T>
 void layer_norm(const course::Args& a, cudaStream_t stream) {
-  if (a.cols <= kWarpUpTo<T> && (a.cols <= 1024 || a.rows >= course::long_warp_rows_min()))
+  if (a.cols <= kWarpUpTo<T> && (a.cols <= warp_any_rows_cols<T>(a) || a.rows >= course::long_warp_rows_min()))
     return layer_norm_warp<T>(a, stream);                                        // row in registers
   if (a.cols <= layer_norm_smem_max_cols<T>()) return layer_norm_smem<T>(a, stream);  // in shared memory
   layer_norm_uncached<T>(a, stream);                                           // read twice

@@ -36,12 +36,13 @@ constexpr int kBlockLoads = sizeof(T) == 4 ? 4 : 2;
 // threads is all an SM holds, and a load per pack, each started after the previous pack's merge,
 // leaves it short of bytes in flight. The uncached kernel starts none ahead (TUNING.md).
 // kPeel (blocks/peel.h): rows that are not whole numbers of packs, read in packs from each row's
-// first boundary (x and y share it: `phase`); the head and tail (edges) one element per thread.
+// first boundary (x and y share it: `phase`); the head and tail (edges) one element per thread;
+// gamma and beta (whose phase is `affine_phase`) cut from aligned packs (load_pack_cut).
 template <typename T, int kPack, int kBlock, bool kCached, bool kPeel = false>
 __global__ void __launch_bounds__(kBlock)
     layer_norm_block_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                             T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t cols,
-                            float eps, int phase = 0) {
+                            float eps, int phase = 0, int affine_phase = 0) {
   extern __shared__ __align__(16) unsigned char smem[];
   auto* cache = reinterpret_cast<Pack<T, kPack>*>(smem);
   using Convert = course::ScalarConvert<T>;
@@ -84,14 +85,23 @@ __global__ void __launch_bounds__(kBlock)
     mean[row] = mu;
     rstd[row] = rs;
   }
-  for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // a thread's own packs: no barrier
-    float v[kPack];
-    Convert::to_floats(kCached ? cache[p] : course::load_pack<T, kPack>(xr + p * kPack), v);
-    if constexpr (kPeel) {
-      const int64_t col = pl.head + p * kPack;
-      normalize_pack<T, kPack, true>(v, load_pack_anywhere<T, kPack>(gamma + col),
-                                     load_pack_anywhere<T, kPack>(beta + col), mu, rs, yr + p * kPack);
-    } else {
+  if constexpr (kPeel) {
+    with_shift<kPack>((affine_phase + pl.head) % kPack, [&](auto shift) {  // gamma's and beta's, this row
+      constexpr int kShift = decltype(shift)::value;
+#pragma unroll 1  // unrolled, fp32's registers rose 40 -> 58 and cost threads per SM (TUNING.md)
+      for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // a thread's own packs: no barrier
+        float v[kPack];
+        Convert::to_floats(kCached ? cache[p] : course::load_pack<T, kPack>(xr + p * kPack), v);
+        const int64_t col = pl.head + p * kPack;
+        normalize_pack<T, kPack, true>(v, load_pack_cut<kShift, T, kPack>(gamma + col, gamma + cols),
+                                       load_pack_cut<kShift, T, kPack>(beta + col, beta + cols), mu, rs,
+                                       yr + p * kPack);
+      }
+    });
+  } else {
+    for (int64_t p = threadIdx.x; p < num_packs; p += kBlock) {  // a thread's own packs: no barrier
+      float v[kPack];
+      Convert::to_floats(kCached ? cache[p] : course::load_pack<T, kPack>(xr + p * kPack), v);
       normalize_pack<T, kPack>(v, gamma + p * kPack, beta + p * kPack, mu, rs, yr + p * kPack);
     }
   }
@@ -106,11 +116,11 @@ auto block_kernel() {
 }
 
 template <typename T, int kPack, int kBlock, bool kCached, bool kPeel = false>
-void launch_block(const course::Args& a, size_t smem, cudaStream_t stream, int phase = 0) {
+void launch_block(const course::Args& a, size_t smem, cudaStream_t stream, int phase = 0, int affine_phase = 0) {
   course::allow_max_smem(block_kernel<T, kPack, kBlock, kCached, kPeel>());
   layer_norm_block_kernel<T, kPack, kBlock, kCached, kPeel><<<unsigned(a.rows), kBlock, smem, stream>>>(
       static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta), static_cast<T*>(a.y),
-      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.cols, a.eps, phase);
+      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.cols, a.eps, phase, affine_phase);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -118,7 +128,7 @@ void launch_block(const course::Args& a, size_t smem, cudaStream_t stream, int p
 // qualifies), the most resident threads per SM for this row's shared memory; ties to the larger.
 // kPeel and phase: the peeled kernels (layer_norm_block_kernel), for rows that are not whole packs.
 template <typename T, int kPack, bool kCached, bool kPeel = false>
-void dispatch_block(const course::Args& a, cudaStream_t stream, int phase = 0) {
+void dispatch_block(const course::Args& a, cudaStream_t stream, int phase = 0, int affine_phase = 0) {
   const size_t smem = kCached ? size_t(a.cols) * sizeof(T) : 0;
   const int64_t num_packs = a.cols / kPack;
   auto usable = [&](int block) { return block == 128 || block * kMinPacksPerThread <= num_packs; };
@@ -129,10 +139,10 @@ void dispatch_block(const course::Args& a, cudaStream_t stream, int phase = 0) {
       usable(1024) ? course::resident_threads(block_kernel<T, kPack, 1024, kCached, kPeel>(), 1024, smem) : 0;
   const int best = std::max(std::max(t128, t256), std::max(t512, t1024));
   course::require(best > 0, "cols = ", a.cols, ": no block size fits its shared memory on this GPU");
-  if (t1024 == best) return launch_block<T, kPack, 1024, kCached, kPeel>(a, smem, stream, phase);
-  if (t512 == best) return launch_block<T, kPack, 512, kCached, kPeel>(a, smem, stream, phase);
-  if (t256 == best) return launch_block<T, kPack, 256, kCached, kPeel>(a, smem, stream, phase);
-  launch_block<T, kPack, 128, kCached, kPeel>(a, smem, stream, phase);
+  if (t1024 == best) return launch_block<T, kPack, 1024, kCached, kPeel>(a, smem, stream, phase, affine_phase);
+  if (t512 == best) return launch_block<T, kPack, 512, kCached, kPeel>(a, smem, stream, phase, affine_phase);
+  if (t256 == best) return launch_block<T, kPack, 256, kCached, kPeel>(a, smem, stream, phase, affine_phase);
+  launch_block<T, kPack, 128, kCached, kPeel>(a, smem, stream, phase, affine_phase);
 }
 
 }  // namespace ch09

@@ -49,14 +49,17 @@ int main(int argc, char** argv) {
   const course::Limits uncached{0, {}, "any cols (rows < 2^31); the row read twice"};
   // The dispatch's thresholds +-1, and its rows condition past 1024 columns (32 rows per SM) on
   // each side, at the first and last columns it covers.
+  // fp32 (warp_max 1024): rows that are not whole packs past 512 columns take the same condition.
   auto dispatch = [&](int64_t warp_max, int64_t smem_max, int64_t rows_min) {
     std::vector<std::pair<int64_t, int64_t>> shapes;
-    if (warp_max > 1024 && rows_min > 0)
-      for (int64_t c : {int64_t(1025), warp_max}) shapes.insert(shapes.end(), {{rows_min - 1, c}, {rows_min, c}});
+    const int64_t first = warp_max > 1024 ? 1025 : 513, last = warp_max > 1024 ? warp_max : 1023;
+    if (rows_min > 0)
+      for (int64_t c : {first, last}) shapes.insert(shapes.end(), {{rows_min - 1, c}, {rows_min, c}});
     return course::Limits{0, {warp_max, smem_max},
                           "any cols: warp <= " + std::to_string(warp_max) +
-                              (warp_max > 1024 ? " (past 1024: rows >= 32 x SMs)" : "") + " < shared memory <= " +
-                              limit_text(smem_max) + " < uncached",
+                              (warp_max > 1024 ? " (past 1024: rows >= 32 x SMs)"
+                                               : " (past 512, rows not whole packs: rows >= 32 x SMs)") +
+                              " < shared memory <= " + limit_text(smem_max) + " < uncached",
                           shapes};
   };
   const int64_t rows_min = course::long_warp_rows_min();
