@@ -47,7 +47,7 @@ constexpr int kMinPacksPerLane = 2;
 // Where the dispatch leaves the warp path: rows stay in registers up to the path's capacity,
 // past 1024 columns (16-bit) only when there are rows enough for 32 warps per SM
 // (course::long_warp_rows_min; fewer rows: a block per row spreads each over more threads).
-// H200: fp32 at 640-1024 columns, the warp path 13-50% ahead of the block path at 49152 rows (TUNING.md).
+// H200: fp32 at 640-1024 columns, 49152 rows, the warp path in 13-34% less time than the block path (TUNING.md).
 template <typename T>
 constexpr int64_t kWarpUpTo = kWarpMaxCols<T>;
 // Peeled fp32 rows past 512 columns take it only with that many rows too: their gamma and beta
@@ -294,7 +294,7 @@ void layer_norm_uncached(const course::Args& a, cudaStream_t stream) {
 }
 
 /// The largest cols the dispatch sends to the warp path (1024 for fp32, 3072 for 16-bit types;
-/// past 1024 only with rows >= 32 x the SM count).
+/// past 1024, and fp32 rows past 512 that are not whole packs, only with rows >= 32 x the SM count).
 template <typename T>
 int64_t layer_norm_warp_up_to() {
   return kWarpUpTo<T>;
@@ -306,7 +306,8 @@ int64_t layer_norm_warp_max_cols() {
   return kWarpMaxCols<T>;
 }
 
-/// The three paths, chosen by cols (and, for 16-bit rows past 1024 columns, by rows).
+/// The three paths, chosen by cols (and by rows for 16-bit rows past 1024 columns and fp32 rows of
+/// 513-1023 that are not whole packs: warp_any_rows_cols).
 /// [dispatch]
 template <typename T>
 void layer_norm(const course::Args& a, cudaStream_t stream) {

@@ -52,8 +52,10 @@ __device__ __forceinline__ Pack<T, kPack> load_pack_anywhere(const T* p) {
 /// Loaded one element at a time (load_pack_anywhere), a 16-bit pack of each costs eight load
 /// instructions, and the L1 requests for gamma and beta outnumber those for x and y eight to one.
 /// Instead the pack is cut out of the two aligned packs it straddles, with the shift a template
-/// argument (with_shift, once per row), so that the cut is register moves. `end` is one past the
-/// tensor's last element: the second pack is loaded whole only where it lies inside it.
+/// argument (with_shift, once per row), so that the cut is register moves. The first pack may
+/// begin up to kShift elements before the tensor (where its phase is not 0): an aligned 16-byte
+/// chunk holding its first element, inside its allocation, the extra elements unused. `end` is one
+/// past the tensor's last element: past it, the second pack is read element by element.
 template <int kShift, typename T, int kPack>
 __device__ __forceinline__ Pack<T, kPack> load_pack_cut(const T* p, const T* end) {
   const T* base = p - kShift;  // a pack boundary
