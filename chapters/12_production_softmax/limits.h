@@ -135,14 +135,18 @@ inline Shapes long_warp_boundary(const policy::Device& d, int elem_bytes) {
 /// The first packed cols of the block-registers path, and the first packed cols past it.
 inline std::pair<int64_t, int64_t> block_regs_cols(int elem_bytes, bool backward) {
   if (backward)
-    return {policy::kBlockRegsBackwardMinBytes / 2 / elem_bytes, policy::kBlockRegsBackwardEndBytes / 2 / elem_bytes};
+    return {policy::kBlockRegsBackwardMinBytes / 2 / elem_bytes,
+            policy::block_regs_backward_end_bytes(elem_bytes) / 2 / elem_bytes};
   return {(policy::kBlockRegsForwardMinBytes + 16) / elem_bytes, policy::kBlockRegsForwardEndBytes / elem_bytes};
 }
 
-/// The first and last cols of a peeled row (not whole packs) that the block-registers path takes.
-/// The same for the forward's x and for each of the backward's y and dy.
-inline std::pair<int64_t, int64_t> block_regs_peeled_cols(int elem_bytes) {
-  return {policy::kBlockRegsForwardMinBytes / elem_bytes + 1, policy::kBlockRegsPeeledMaxBytes / elem_bytes - 1};
+/// The first and last cols of a peeled row (not whole packs) that the block-registers path takes:
+/// the same for the forward's x and for each of the backward's y and dy, but the fp32 backward's,
+/// which go to the path's limit.
+inline std::pair<int64_t, int64_t> block_regs_peeled_cols(int elem_bytes, bool backward = false) {
+  const int64_t last = backward && elem_bytes == 4 ? policy::kBlockRegsMaxCols - 1
+                                                   : policy::kBlockRegsPeeledMaxBytes / elem_bytes - 1;
+  return {policy::kBlockRegsForwardMinBytes / elem_bytes + 1, last};
 }
 
 /// The block-registers path's boundaries: its first and last packed cols and those beside them, at
@@ -154,7 +158,7 @@ inline Shapes block_regs_boundary(const policy::Device& d, int elem_bytes, bool 
   Shapes v{{r - 1, first}, {r, first - pack}, {r, first}, {r, first + 1}, {r, last - pack}, {r, last}};
   // The peeled rows (blocks/peel.h): the first and last cols that are not whole packs, and the first
   // such cols past each end.
-  const auto [lo, hi] = block_regs_peeled_cols(elem_bytes);
+  const auto [lo, hi] = block_regs_peeled_cols(elem_bytes, backward);
   append(v, {{r - 1, lo}, {r, lo - 1}, {r, lo}, {r, hi}, {r, hi + 2}});
   return v;
 }
@@ -206,7 +210,7 @@ inline course::Limits dispatch(policy::Op op, int elem_bytes, const policy::Devi
   if (plain || backward) {
     // whole packs, or rows the peel reads in packs (blocks/peel.h)
     const auto [lo, hi] = block_regs_cols(elem_bytes, backward);
-    const auto [plo, phi] = block_regs_peeled_cols(elem_bytes);
+    const auto [plo, phi] = block_regs_peeled_cols(elem_bytes, backward);
     l.text += "; with " + many + ": block_regs for packed cols " + std::to_string(lo) + " to " +
               std::to_string(hi - pack) + ", other cols " + std::to_string(plo) + " to " + std::to_string(phi);
     append(l.shapes, block_regs_boundary(d, elem_bytes, backward));

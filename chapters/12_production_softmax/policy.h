@@ -94,8 +94,11 @@ constexpr int64_t kBlockRegsForwardMinBytes = 4 * 1024;
 constexpr int64_t kBlockRegsForwardEndBytes = 16 * 1024;
 /// Backward rows whose y and dy hold this many bytes or more (fp32 512 columns: +0.4-0.8% over warp),
 constexpr int64_t kBlockRegsBackwardMinBytes = 4 * 1024;
-/// and under this many (fp32 4096-6144 columns: up to 0.5% slower).
+/// and under this many in 16-bit (fp32 4096-6144 columns: up to 0.5% slower on the H100);
 constexpr int64_t kBlockRegsBackwardEndBytes = 32 * 1024;
+/// fp32 rows to the path's limit, packed or peeled (H200 at 49152 rows: 5000-16383 columns 93-104% of
+/// the matched copy against 73-89% in shared memory; H100: level with it, within 1%, at 6144-16384).
+constexpr int64_t kBlockRegsBackwardF32EndBytes = 2 * 4 * (kBlockRegsMaxCols + 4);
 /// Bytes in flight per SM the block size aims at, forward (best of 40-64 KB; 32 KB: -5% at 2048),
 constexpr int64_t kBlockRegsForwardInFlight = 48 * 1024;
 /// and backward (48 KB: up to 7% slower).
@@ -205,9 +208,19 @@ constexpr int smem_min_packs(int pack) { return pack >= 8 ? kSmemMinPacks16Bit :
 constexpr bool block_regs_forward_fits(int64_t row_bytes) {
   return row_bytes > kBlockRegsForwardMinBytes && row_bytes < kBlockRegsForwardEndBytes;
 }
+/// The first bytes of y and dy together past the backward's packed rows on the path.
+constexpr int64_t block_regs_backward_end_bytes(int elem_bytes) {
+  return elem_bytes == 4 ? kBlockRegsBackwardF32EndBytes : kBlockRegsBackwardEndBytes;
+}
 /// Whether the backward does, for y and dy of `bytes` together.
-constexpr bool block_regs_backward_fits(int64_t bytes) {
-  return bytes >= kBlockRegsBackwardMinBytes && bytes < kBlockRegsBackwardEndBytes;
+constexpr bool block_regs_backward_fits(int64_t bytes, int elem_bytes) {
+  return bytes >= kBlockRegsBackwardMinBytes && bytes < block_regs_backward_end_bytes(elem_bytes);
+}
+/// Whether the backward takes it for a peeled row: as the forward (block_regs_peeled_fits), fp32 to
+/// the path's limit.
+constexpr bool block_regs_backward_peeled_fits(int64_t cols, int elem_bytes) {
+  return elem_bytes == 4 ? cols * elem_bytes > kBlockRegsForwardMinBytes && cols <= kBlockRegsMaxCols
+                         : block_regs_peeled_fits(cols, elem_bytes);
 }
 
 /// Whether the forward takes the tile path for a packed row of `row_bytes` (where warp would).
@@ -316,8 +329,8 @@ constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, 
 constexpr Path backward_path(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed,
                              bool peeled = false) {
   const bool many_rows = rows >= long_rows_min(d);
-  const bool regs = packed || (peeled && block_regs_peeled_fits(cols, elem_bytes));
-  if (regs && many_rows && block_regs_backward_fits(2 * cols * elem_bytes)) return Path::block_regs;
+  const bool regs = packed || (peeled && block_regs_backward_peeled_fits(cols, elem_bytes));
+  if (regs && many_rows && block_regs_backward_fits(2 * cols * elem_bytes, elem_bytes)) return Path::block_regs;
   if (cols <= warp_max_cols(elem_bytes) && (cols <= kWarpAnyRowsMaxCols || many_rows))
     return packed && backward_tile_fits(cols) && d.bulk_copy ? Path::tile : Path::warp;
   const bool cluster = backward_cluster_size(d, rows, cols, elem_bytes) > 0;

@@ -81,15 +81,17 @@ TEST(SoftmaxPolicy, PeeledRows) {
   EXPECT_EQ(peeled(kH100, many, 1025, 4, Op::scale_mask_softmax), Path::smem);  // plain ops only
   EXPECT_EQ(fwd(kH100, many, 1025, 4, /*packed=*/false), Path::smem);  // neither packed nor peeled
   EXPECT_EQ(fwd(kH100, many, 4092, 4), Path::block_regs);              // packed rows keep the whole band
-  // The backward: y and dy of 4 KB to under 32 KB together, packed; peeled, over 4 KB up to 8 KB each.
+  // The backward: y and dy of 4 KB to under 32 KB together, packed; peeled, over 4 KB up to 8 KB each;
+  // fp32 rows, packed or peeled, to the path's 16384 columns.
   auto bpeeled = [](const Device& d, int64_t rows, int64_t cols, int elem) {
     return policy::backward_path(d, Op::softmax_backward, rows, cols, elem, /*packed=*/false, /*peeled=*/true);
   };
   EXPECT_EQ(bpeeled(kH100, many, 513, 4), Path::warp);
   EXPECT_EQ(bpeeled(kH100, many, 1025, 4), Path::block_regs);
   EXPECT_EQ(bpeeled(kH100, many, 2047, 4), Path::block_regs);
-  EXPECT_EQ(bpeeled(kH100, many, 2049, 4), Path::smem);
-  EXPECT_EQ(bpeeled(kH100, many, 4095, 4), Path::smem);
+  EXPECT_EQ(bpeeled(kH100, many, 2049, 4), Path::block_regs);
+  EXPECT_EQ(bpeeled(kH100, many, 16383, 4), Path::block_regs);
+  EXPECT_EQ(bpeeled(kH100, many, 16385, 4), Path::smem);
   EXPECT_EQ(bpeeled(kH100, many, 1025, 2), Path::warp);
   EXPECT_EQ(bpeeled(kH100, many, 4095, 2), Path::block_regs);
   EXPECT_EQ(bpeeled(kH100, many, 4097, 2), Path::smem);
@@ -184,7 +186,10 @@ TEST(SoftmaxPolicy, BackwardBlockRegistersAndTile) {
   EXPECT_EQ(bwd(kH100, r - 1, 512), Path::warp);
   EXPECT_EQ(bwd(kH100, r, 513, 4, false), Path::warp);
   EXPECT_EQ(bwd(kH100, r, 4092), Path::block_regs);
-  EXPECT_EQ(bwd(kH100, r, 4096), Path::smem);  // 32 KB
+  EXPECT_EQ(bwd(kH100, r, 4096), Path::block_regs);  // fp32: to the path's limit
+  EXPECT_EQ(bwd(kH100, r, 16384), Path::block_regs);
+  EXPECT_EQ(bwd(kH100, r, 16388), Path::smem);
+  EXPECT_EQ(bwd(kH100, r - 1, 8192), Path::smem);
   EXPECT_EQ(bwd(kH100, r, 1024, 2), Path::block_regs);
   EXPECT_EQ(bwd(kH100, r, 1016, 2), Path::warp);
   EXPECT_EQ(bwd(kH100, r, 8184, 2), Path::block_regs);
@@ -252,8 +257,8 @@ TEST(SoftmaxPolicy, SuiteShapesStraddleTheRules) {
       EXPECT_NE(bwd(d, r, bend, elem), Path::block_regs);
       // The peeled band's ends (limits.h's boundary shapes): in at lo and hi, out with a row fewer
       // and at the first peeled cols past hi, forward and backward.
-      const auto [plo, phi] = ch12::limits::block_regs_peeled_cols(elem);
       for (bool backward : {false, true}) {
+        const auto [plo, phi] = ch12::limits::block_regs_peeled_cols(elem, backward);
         auto peeled = [&](int64_t rows, int64_t cols) {
           return backward ? policy::backward_path(d, Op::softmax_backward, rows, cols, elem, false, true)
                           : policy::forward_path(d, Op::softmax, rows, cols, elem, false, true);
