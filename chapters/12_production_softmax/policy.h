@@ -94,10 +94,11 @@ constexpr int64_t kBlockRegsForwardMinBytes = 4 * 1024;
 constexpr int64_t kBlockRegsForwardEndBytes = 16 * 1024;
 /// Backward rows whose y and dy hold this many bytes or more (fp32 512 columns: +0.4-0.8% over warp),
 constexpr int64_t kBlockRegsBackwardMinBytes = 4 * 1024;
-/// and under this many in 16-bit (fp32 4096-6144 columns: up to 0.5% slower on the H100);
+/// and under this many in 16-bit (H100: 0.0% to +1.5% at 1280-6144 columns; 8192-10000 not measured);
 constexpr int64_t kBlockRegsBackwardEndBytes = 32 * 1024;
 /// fp32 rows to the path's limit, packed or peeled (H200 at 49152 rows: 5000-16383 columns 93-104% of
-/// the matched copy against 73-89% in shared memory; H100: level with it, within 1%, at 6144-16384).
+/// the matched copy against 73-93% in shared memory; H100: level with it, within 1%, at 6144-16384).
+/// One pack past 16384 columns, so that the strict test below admits 16384.
 constexpr int64_t kBlockRegsBackwardF32EndBytes = 2 * 4 * (kBlockRegsMaxCols + 4);
 /// Bytes in flight per SM the block size aims at, forward (best of 40-64 KB; 32 KB: -5% at 2048),
 constexpr int64_t kBlockRegsForwardInFlight = 48 * 1024;
@@ -208,7 +209,8 @@ constexpr int smem_min_packs(int pack) { return pack >= 8 ? kSmemMinPacks16Bit :
 constexpr bool block_regs_forward_fits(int64_t row_bytes) {
   return row_bytes > kBlockRegsForwardMinBytes && row_bytes < kBlockRegsForwardEndBytes;
 }
-/// The first bytes of y and dy together past the backward's packed rows on the path.
+/// The first bytes of y and dy together past the backward's rows on the path (peeled rows also
+/// need block_regs_backward_peeled_fits).
 constexpr int64_t block_regs_backward_end_bytes(int elem_bytes) {
   return elem_bytes == 4 ? kBlockRegsBackwardF32EndBytes : kBlockRegsBackwardEndBytes;
 }
@@ -216,8 +218,9 @@ constexpr int64_t block_regs_backward_end_bytes(int elem_bytes) {
 constexpr bool block_regs_backward_fits(int64_t bytes, int elem_bytes) {
   return bytes >= kBlockRegsBackwardMinBytes && bytes < block_regs_backward_end_bytes(elem_bytes);
 }
-/// Whether the backward takes it for a peeled row: as the forward (block_regs_peeled_fits), fp32 to
-/// the path's limit.
+/// Whether the backward takes it for a peeled row: as the forward (block_regs_peeled_fits: more
+/// than 4 KB of each tensor, so fp32 from 1025 columns; shorter peeled rows stay on the warp path),
+/// fp32 to the path's limit.
 constexpr bool block_regs_backward_peeled_fits(int64_t cols, int elem_bytes) {
   return elem_bytes == 4 ? cols * elem_bytes > kBlockRegsForwardMinBytes && cols <= kBlockRegsMaxCols
                          : block_regs_peeled_fits(cols, elem_bytes);
@@ -319,13 +322,14 @@ constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, 
 /// [forward_rule]
 
 /// [backward_rule]
-/// The backward path: block_regs for y and dy of 4 KB to 32 KB (packed, rows enough); warp while
+/// The backward path, with rows enough: block_regs for fp32 rows of 512-16384 columns (peeled:
+/// 1025-16383) and 16-bit packed rows of 4 KB to under 32 KB of y and dy (peeled: more than 4 KB
+/// up to 8 KB of each); then warp while
 /// the rows fit in registers (tile for packed rows of 17-128 columns with the bulk copy); very few
 /// rows of 64 KB of each of y and dy and more (few_long_rows) that a cluster's blocks hold:
 /// cluster; smem while y and dy both fit in a block's shared memory; log-softmax: smem with dy alone while it fits (its
-/// sum needs dy only); a cluster whose blocks hold both; smem with y alone; uncached. `peeled` as
-/// for the forward: block_regs takes such rows of more than 4 KB up to 8 KB of each of y and dy,
-/// the tile path never.
+/// sum needs dy only); a cluster whose blocks hold both; smem with y alone; uncached. Peeled rows
+/// never take the tile path.
 constexpr Path backward_path(const Device& d, Op op, int64_t rows, int64_t cols, int elem_bytes, bool packed,
                              bool peeled = false) {
   const bool many_rows = rows >= long_rows_min(d);
