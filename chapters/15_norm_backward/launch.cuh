@@ -39,7 +39,10 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
   int64_t parts = 0;
   with_pack_phase<T>(a.cols, {{a.x, sizeof(T)}, {a.dy, sizeof(T)}, {a.y, sizeof(T)}}, [&](auto pack, int phase) {
     constexpr int kPack = decltype(pack)::value;
-    const bool fixed = a.cols % kPack == 0;  // every row's packs on the same columns
+    // Rows of one class (plan.h: row_period) put their packs on the same columns: each block takes
+    // one class where its accumulators are registers.
+    const int period = row_period(a.cols, kPack);
+    const bool fixed = true;  // so every block's rows have one layout (split_blocks' `fixed`)
     // Long rows: `split` blocks a row (plan.h: split_blocks), `slice` columns each (whole packs).
     // on_chip: one block would hold the row and keep its column sums in shared memory (or registers).
     const int64_t packs = a.cols / kPack;
@@ -57,11 +60,11 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
         return split > 1 ? ch13::detail::resident_clusters(kernel, split, G * Gs, smem)
                          : int64_t(sms) * (course::resident_threads(kernel, G * Gs, smem) / (G * Gs));
       };
-      auto run = [&](auto kernel, size_t smem, bool in_smem) {
+      auto run = [&](auto kernel, size_t smem, bool in_smem, int classes) {
         course::allow_max_smem(kernel);
         const int64_t resident = resident_of(kernel, smem);  // one wave of them
         course::require(resident > 0, "the backward's block (or cluster of ", split, ") does not fit on this GPU");
-        const Plan plan = plan_partials(a.rows, resident);
+        const Plan plan = plan_partials(a.rows, resident, classes);
         const BackwardArgs<T> p{static_cast<const T*>(a.x),
                                 static_cast<const T*>(a.dy),
                                 static_cast<const T*>(a.gamma),
@@ -72,6 +75,7 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
                                 a.rows,
                                 a.cols,
                                 plan.rows_per_block,
+                                classes,
                                 slice};
         if (split > 1) {
           const bool launched =
@@ -97,9 +101,9 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
             const bool fits = course::device_code_version() >= 80 &&
                               smem + staged + course::allow_max_smem(ahead) <= size_t(course::smem_per_block_optin()) &&
                               resident_of(ahead, smem + staged) >= resident_of(plain, smem);
-            if (fits) return run(ahead, smem + staged, in_smem);
+            if (fits) return run(ahead, smem + staged, in_smem, R ? period : 1);
           }
-          run(plain, smem, in_smem);
+          run(plain, smem, in_smem, R ? period : 1);
         };
         if constexpr (kPack > 1 && Gs == 1)
           if (split > 1) return go(std::true_type{});
@@ -108,7 +112,7 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
       };
       const size_t row_bytes = size_t(kAccs) * size_t(widest) * sizeof(float);
       if constexpr (H > 0 && H <= kHeldMax) {  // register accumulators: up to kHeldMax packs a thread
-        if (fixed) return run_with(std::true_type{}, Gs > 1 ? row_bytes : 0, true);
+        return run_with(std::true_type{}, Gs > 1 ? row_bytes : 0, true);
       }
       const size_t padded_bytes = size_t(kAccs) * size_t(padded_cols<kPack>(widest)) * sizeof(float);
       const bool in_smem = Gs * padded_bytes <= kAccSmemMax;

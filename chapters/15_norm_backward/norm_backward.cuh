@@ -31,6 +31,7 @@ struct BackwardArgs {
   T* dx;
   float* partials;  ///< one per block (per cluster where rows are split) x kAccs x cols
   int64_t rows, cols, rows_per_block;
+  int period;  ///< classes of rows, one a block (plan.h: row_period, plan_partials)
   int64_t slice;  ///< the columns of a cluster's block (split_rows.cuh); cols where rows are not split
 };
 
@@ -86,14 +87,16 @@ __device__ __forceinline__ int64_t padded(int64_t c) {
 }
 
 /// [backward_kernel]
-/// Block b takes rows [b, b + 1) x rows_per_block, its groups kRows rows each in turn (a trip). With
+/// Block b takes rows_per_block rows of class b % period (plan.h: plan_partials), its groups kRows
+/// rows each in turn (a trip). With
 /// g = dy * gamma and xhat = (x - mean) * rstd:  dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) for
 /// LayerNorm, rstd * (g - xhat * mean(g * xhat)) for RMSNorm (xhat = x * rstd). Pass 1 takes a row's
 /// two sums and adds its dy * xhat (and dy) to the column accumulators; pass 2 writes dx.
-/// The accumulators: kRegAcc, where every row puts the same columns in the same thread's packs
-/// (cols a whole number of packs) and a thread holds at most kHeldMax packs, in that thread's
-/// registers, added into the block's partial row group by group at the end; else (a peeled row's
-/// packs move with the row; 8 packs a thread; rows read twice) a row of them per group in shared
+/// The accumulators: kRegAcc, where a thread holds at most kHeldMax packs (every row of the block
+/// puts the same columns in the same thread's packs: its rows are of one class, plan.h:
+/// row_period), in that thread's registers, added into the block's partial row group by group at
+/// the end; else (8 packs a thread; rows read twice; the rare period-1 launch of peeled rows that
+/// is not kRegAcc keeps every row's own layout) a row of them per group in shared
 /// memory, or for rows too long for it (one group) the block's partial row itself. kSplit: a
 /// cluster's blocks share each row, each its own slice of columns, as if the slice were the row
 /// (split_rows.cuh), but for the row's two sums, added over the cluster. kStaged: each trip's x and
@@ -138,8 +141,12 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
     }
     __syncthreads();
   }
-  const int64_t first = part_of<kSplit>() * p.rows_per_block;
-  const int64_t end = std::min(p.rows, first + p.rows_per_block);
+  // The block's rows: rows cls + i x period of its class cls, for i in [first, end) (plan.h).
+  const int cls = int(part_of<kSplit>() % p.period);
+  const int64_t class_rows = p.rows > cls ? (p.rows - cls + p.period - 1) / p.period : 0;
+  const int64_t first = part_of<kSplit>() / p.period * p.rows_per_block;
+  const int64_t end = std::min(class_rows, first + p.rows_per_block);
+  auto row_of = [&](int64_t i) { return cls + i * p.period; };
   const int64_t trips = (p.rows_per_block + kGroups * kRows - 1) / (kGroups * kRows);
   const float inv_cols = 1.0f / float(cols);
   // The peel of the block's columns of a row (blocks/peel.h), which start row * cols + c0 elements in.
@@ -149,8 +156,9 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
     else
       return RowPeel::of<kPack>(phase, row, cols);
   };
-  // kRegAcc: every row has row 0's layout, and the thread's columns of gamma stay in its registers.
-  const RowPeel fixed = peel_of(0);
+  // kRegAcc: every row of the block has its class's layout, and the thread's columns of gamma stay
+  // in its registers.
+  const RowPeel fixed = peel_of(cls);
   Pack<T, kPack> held_gamma[kRegAcc ? kHeld : 1];
   if constexpr (kRegAcc) {
 #pragma unroll
@@ -172,8 +180,8 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
     if (tt < trips) {
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
-        const int64_t row = first + (tt * kRows + r) * kGroups + g;
-        if (row < end) {
+        const int64_t i = first + (tt * kRows + r) * kGroups + g, row = row_of(i);
+        if (i < end) {
 #pragma unroll
           for (int i = 0; i < kHeld; ++i)
             if (t + i * kGroup < fixed.packs) {
@@ -195,11 +203,11 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
     float mu[kRows], rs[kRows], sums[2 * kRows];  // sums: each row's sum of g, then of g * xhat
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      const int64_t row = first + (trip * kRows + r) * kGroups + g;
-      pl[r] = row >= end ? RowPeel{0, 0, 0, 0} : kRegAcc ? fixed : peel_of(row);
+      const int64_t i = first + (trip * kRows + r) * kGroups + g, row = row_of(i);
+      pl[r] = i >= end ? RowPeel{0, 0, 0, 0} : kRegAcc ? fixed : peel_of(row);
       base[r] = row * cols + c0;
-      mu[r] = kLayer && row < end ? p.mean[row] : 0.0f;
-      rs[r] = row < end ? p.rstd[row] : 0.0f;
+      mu[r] = kLayer && i < end ? p.mean[row] : 0.0f;
+      rs[r] = i < end ? p.rstd[row] : 0.0f;
       sums[2 * r] = sums[2 * r + 1] = 0.0f;
     }
     Pack<T, kPack> hx[kRows][kH], hdy[kRows][kH];
@@ -316,7 +324,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   }
   cluster_done<kSplit>();
   if constexpr (kRegAcc) {
-    // The groups' registers into one row, group 0 first (every row has row 0's layout: the columns
+    // The groups' registers into one row, group 0 first (every row of the block has one layout: the columns
     // a thread owns): in shared memory, then out to the block's partial row; one group, straight there.
     const RowPeel& pl = fixed;
     float* const sum = kGroups > 1 ? smem_acc : partial;

@@ -24,19 +24,41 @@ constexpr int kMaxBlocksPerSm = 2048 / kShapeBlock;  // the most resident blocks
 struct Plan {
   int64_t blocks, rows_per_block;  ///< blocks: partial rows (clusters where rows are split)
 };
-inline Plan plan_partials(int64_t rows, int64_t resident) {
-  const int64_t most =
-      std::max<int64_t>(1, std::min<int64_t>(resident, (rows + kMinRowsPerBlock - 1) / kMinRowsPerBlock));
-  const int64_t per = (rows + most - 1) / most;
-  return {(rows + per - 1) / per, per};
+/// With `period` classes of rows (row_period, below), each block takes rows of one class: block b
+/// rows b % period + i x period, for rows_per_block values of i from (b / period) x rows_per_block;
+/// the GPU's one wave shared evenly between the classes.
+inline Plan plan_partials(int64_t rows, int64_t resident, int period = 1) {
+  const int64_t class_rows = (rows + period - 1) / period;  // the first class's, the most
+  const int64_t most = std::max<int64_t>(
+      1, std::min<int64_t>(resident / period, (class_rows + kMinRowsPerBlock - 1) / kMinRowsPerBlock));
+  const int64_t per = (class_rows + most - 1) / most;
+  return {(class_rows + per - 1) / per * period, per};
 }
 /// The workspace a backward needs for its partial rows, at most: a block of kShapeBlock threads
-/// fits kMaxBlocksPerSm times on an SM of 2048 threads (and a cluster holds at least one block).
+/// fits kMaxBlocksPerSm times on an SM of 2048 threads (and a cluster holds at least one block),
+/// for any period of a 16-byte pack.
 inline size_t backward_workspace(int64_t rows, int64_t cols, int accs, int sms) {
-  return size_t(plan_partials(rows, int64_t(sms) * kMaxBlocksPerSm).blocks) * size_t(accs) * size_t(cols) *
-         sizeof(float);
+  int64_t blocks = 0;
+  for (int period = 1; period <= 8; period *= 2)
+    blocks = std::max(blocks, plan_partials(rows, int64_t(sms) * kMaxBlocksPerSm, period).blocks);
+  return size_t(blocks) * size_t(accs) * size_t(cols) * sizeof(float);
 }
 /// [plan]
+
+/// [period]
+/// Rows of one layout. A row that is not a whole number of packs starts part-way into a pack
+/// (blocks/peel.h), (phase + row x cols) % kPack elements past a boundary, so its packs cover other
+/// columns than its neighbour's. But row r + period starts where row r does, with period the
+/// fewest rows whose columns make whole packs: kPack / gcd(cols, kPack) (1 for whole packs, kPack
+/// for an odd width). The backward gives each block rows of one class (row % period), so that
+/// every row of a block has one layout and its threads keep their columns' sums in registers, as
+/// for whole packs.
+constexpr int row_period(int64_t cols, int pack) {
+  int period = 1;
+  while (cols * period % pack != 0) period *= 2;  // pack: a power of two
+  return period;
+}
+/// [period]
 
 /// [ahead]
 /// Trips a group's rows are asked for ahead of the one it works on (rows_ahead.cuh), and the most

@@ -33,6 +33,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>)
   const int g = threadIdx.x / kGroup, t = threadIdx.x % kGroup;
   const int64_t per_trip = int64_t(gridDim.x) * kGroups;
   const int64_t trips = (rows + per_trip - 1) / per_trip;
+  const int gamma_phase = int(reinterpret_cast<uintptr_t>(gamma) / sizeof(T) % kPack);
   for (int64_t trip = 0; trip < trips; ++trip) {
     const int64_t row = trip * per_trip + int64_t(blockIdx.x) * kGroups + g;
     const RowPeel pl = row < rows ? RowPeel::of<kPack>(phase, row, cols) : RowPeel{0, 0, 0, 0};
@@ -62,24 +63,29 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>)
     const float rs = rsqrtf(group_sum2<kGroup, kGroups>(ss, 0.0f).x / float(cols) + eps);
     if (row >= rows) continue;
     if (t == 0) rstd[row] = rs;
-    auto out = [&](const Pack<T, kPack>& pk, int64_t col) {
-      float v[kPack], gm[kPack];
-      Convert::to_floats(pk, v);
-      Convert::to_floats(load_gamma<T, kPack>(gamma, col), gm);
+    // The row's packs of gamma all start `shift` elements past one of gamma's own boundaries.
+    const int shift = (gamma_phase + pl.head) % kPack;
+    with_shift<kPack>(shift, [&](auto s) {
+      constexpr int kShift = decltype(s)::value;
+      auto out = [&](const Pack<T, kPack>& pk, int64_t col) {
+        float v[kPack], gm[kPack];
+        Convert::to_floats(pk, v);
+        Convert::to_floats(load_pack_cut<kShift, T, kPack>(gamma + col, gamma + cols), gm);
 #pragma unroll
-      for (int j = 0; j < kPack; ++j) v[j] = v[j] * rs * gm[j];
-      Pack<T, kPack> o;
-      Convert::from_floats(v, o);
-      course::store_pack_vector<T, kPack>(y + base + col, o);
-    };
-    if constexpr (kHeld > 0) {
+        for (int j = 0; j < kPack; ++j) v[j] = v[j] * rs * gm[j];
+        Pack<T, kPack> o;
+        Convert::from_floats(v, o);
+        course::store_pack_vector<T, kPack>(y + base + col, o);
+      };
+      if constexpr (kHeld > 0) {
 #pragma unroll
-      for (int i = 0; i < kHeld; ++i)
-        if (t + i * kGroup < pl.packs) out(held[i], pl.head + int64_t(t + i * kGroup) * kPack);
-    } else {
-      for (int q = t; q < pl.packs; q += kGroup)
-        out(course::load_pack<T, kPack>(x + base + pl.head + q * kPack), pl.head + int64_t(q) * kPack);
-    }
+        for (int i = 0; i < kHeld; ++i)
+          if (t + i * kGroup < pl.packs) out(held[i], pl.head + int64_t(t + i * kGroup) * kPack);
+      } else {
+        for (int q = t; q < pl.packs; q += kGroup)
+          out(course::load_pack<T, kPack>(x + base + pl.head + q * kPack), pl.head + int64_t(q) * kPack);
+      }
+    });
     if (edge_col >= 0) y[base + edge_col] = course::from_float<T>(edge * rs * course::to_float(gamma[edge_col]));
   }
 }

@@ -9,11 +9,15 @@
 #include <cstdint>
 
 #include "blocks/pack.cuh"
+#include "blocks/pack_cut.cuh"
 #include "blocks/peel.h"
 #include "blocks/warp.cuh"
 #include "plan.h"
 
 namespace ch15 {
+
+using course::load_pack_cut;  // chapter 09 (blocks/pack_cut.cuh)
+using course::with_shift;
 
 /// [shape]
 /// How a kernel covers its rows: kGroup threads per row (a warp or more), kGroups rows at a time

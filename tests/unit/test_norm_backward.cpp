@@ -299,6 +299,32 @@ TEST(NormBackwardPlan, OneWaveOfPartialRowsCoversEveryRow) {
   EXPECT_EQ(ch15::plan_partials(49152, 264).rows_per_block, 187);
 }
 
+// Rows of one layout (plan.h: row_period) and a block per class: every row of every class in
+// exactly one block's range, blocks a multiple of the period, within the workspace.
+TEST(NormBackwardPlan, EachBlockTakesRowsOfOneClass) {
+  EXPECT_EQ(ch15::row_period(1024, 8), 1);
+  EXPECT_EQ(ch15::row_period(1028, 8), 2);
+  EXPECT_EQ(ch15::row_period(1026, 8), 4);
+  EXPECT_EQ(ch15::row_period(4097, 8), 8);
+  EXPECT_EQ(ch15::row_period(4097, 4), 4);
+  EXPECT_EQ(ch15::row_period(1, 1), 1);
+  for (int period : {1, 2, 4, 8})
+    for (int64_t rows : {int64_t(1), int64_t(7), int64_t(9), int64_t(129), int64_t(4096), int64_t(4097)})
+      for (int64_t resident : {int64_t(16), int64_t(132), int64_t(264)}) {
+        const ch15::Plan p = ch15::plan_partials(rows, resident, period);
+        EXPECT_EQ(p.blocks % period, 0);
+        EXPECT_LE(p.blocks, resident);
+        EXPECT_LE(size_t(p.blocks) * 4, ch15::backward_workspace(rows, 1, 1, 66)) << "the workspace's bound";
+        std::vector<int> seen(size_t(rows), 0);
+        for (int64_t b = 0; b < p.blocks; ++b) {
+          const int64_t cls = b % period, first = b / period * p.rows_per_block;
+          for (int64_t i = first; i < first + p.rows_per_block; ++i)
+            if (cls + i * period < rows) ++seen[size_t(cls + i * period)];
+        }
+        for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(seen[size_t(r)], 1) << "row " << r << " period " << period;
+      }
+}
+
 TEST(NormBackwardPlan, RowsAreSplitWhereOneBlockCannotKeepThemOnChip) {
   // A row one block keeps on chip stays whole (peeled, or whole packs up to kSplitFixedMinPacks);
   // one it does not is split, into slices of more than 512 packs (a group of 512 a slice) for
