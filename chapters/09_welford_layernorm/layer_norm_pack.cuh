@@ -1,7 +1,7 @@
 /// @file layer_norm_pack.cuh
 /// @brief Chapter 09: the output of one pack, (v - mean) * rstd * gamma + beta, which the warp
 /// kernel (layer_norm.cuh) and the block kernels (layer_norm_block.cuh) share, and the loads of
-/// gamma and beta on a peeled row (blocks/peel.h).
+/// gamma and beta on a peeled row (blocks/peel.h; the cut: blocks/pack_cut.cuh).
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,7 @@ __device__ __forceinline__ void normalize_pack(const float* v, const Pack<T, kPa
 /// A pack of gamma or beta at any element: one load where it lies on a pack boundary, else one
 /// load per element (a peeled row's packs start where x's row does; gamma's boundaries do not
 /// move with the row, and both stay in L1 across the rows). The warp kernel's peeled rows load
-/// them so: its cut variant (below) measured slower there (TUNING.md).
+/// them so: the cut (course::load_pack_cut, blocks/pack_cut.cuh) measured slower there (TUNING.md).
 template <typename T, int kPack>
 __device__ __forceinline__ Pack<T, kPack> load_pack_anywhere(const T* p) {
   if (reinterpret_cast<uintptr_t>(p) % (sizeof(T) * kPack) == 0) return course::load_pack<T, kPack>(p);

@@ -42,13 +42,12 @@ void norm_backward(const course::Args& a, cudaStream_t stream) {
     // Rows of one class (plan.h: row_period) put their packs on the same columns: each block takes
     // one class where its accumulators are registers.
     const int period = row_period(a.cols, kPack);
-    const bool fixed = true;  // so every block's rows have one layout (split_blocks' `fixed`)
     // Long rows: `split` blocks a row (plan.h: split_blocks), `slice` columns each (whole packs).
     // on_chip: one block would hold the row and keep its column sums in shared memory (or registers).
     const int64_t packs = a.cols / kPack;
     const bool on_chip = shape_for(packs).held > 0 &&
                          size_t(kAccs) * size_t(padded_cols<kPack>(a.cols)) * sizeof(float) <= kAccSmemMax;
-    const int split = kPack > 1 && split_available() ? split_blocks(packs, fixed, on_chip, kAccs * kPack) : 1;
+    const int split = kPack > 1 && split_available() ? split_blocks(packs, on_chip, kAccs * kPack) : 1;
     const int64_t slice = split > 1 ? course::ceil_div(packs, int64_t(split)) * kPack : a.cols;
     // The widest block's columns: the last slice takes what is left, usually fewer than `slice`,
     // but up to cols % kPack more where the slices' packs come out even.

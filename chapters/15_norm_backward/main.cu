@@ -34,10 +34,10 @@ std::vector<int64_t> thresholds(int accs) {
   for (int64_t h = 2; h <= held_max; h *= 2) t.push_back(512 * h * kPack + kPack - 1);
   if (accs > 0) {
     t.push_back(ch15::acc_smem_max_cols<ch15::kPackOf<T>>(accs));
-    // Rows split across a cluster (plan.h: split_blocks): whole-pack rows from kSplitFixedMinPacks,
-    // and the last row of 2, 4 and 8 blocks of either slice (whole packs, peeled).
+    // Rows split across a cluster (plan.h: split_blocks): rows from kSplitFixedMinPacks, and the
+    // last row of 2, 4 and 8 blocks of either slice size (1024 or 2048 packs).
     std::vector<int64_t> packs = {ch15::kSplitFixedMinPacks, 8 * 512 * int64_t(ch15::kBackwardHeldMax)};
-    for (int64_t slice : {ch15::split_slice_packs(true, accs * int(kPack)), ch15::kSplitSlicePacks})
+    for (int64_t slice : {ch15::split_slice_packs(accs * int(kPack)), ch15::kSplitSlicePacks})
       for (int64_t c : {2, 4, 8}) packs.push_back(c * slice);
     for (int64_t p : packs) t.push_back(p * kPack + kPack - 1);
   }

@@ -95,8 +95,8 @@ __device__ __forceinline__ int64_t padded(int64_t c) {
 /// The accumulators: kRegAcc, where a thread holds at most kHeldMax packs (every row of the block
 /// puts the same columns in the same thread's packs: its rows are of one class, plan.h:
 /// row_period), in that thread's registers, added into the block's partial row group by group at
-/// the end; else (8 packs a thread; rows read twice; the rare period-1 launch of peeled rows that
-/// is not kRegAcc keeps every row's own layout) a row of them per group in shared
+/// the end; else (8 packs a thread, or rows read twice: launched with period 1, so a peeled row
+/// keeps its own layout) a row of them per group in shared
 /// memory, or for rows too long for it (one group) the block's partial row itself. kSplit: a
 /// cluster's blocks share each row, each its own slice of columns, as if the slice were the row
 /// (split_rows.cuh), but for the row's two sums, added over the cluster. kStaged: each trip's x and

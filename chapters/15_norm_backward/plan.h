@@ -24,7 +24,7 @@ constexpr int kMaxBlocksPerSm = 2048 / kShapeBlock;  // the most resident blocks
 struct Plan {
   int64_t blocks, rows_per_block;  ///< blocks: partial rows (clusters where rows are split)
 };
-/// With `period` classes of rows (row_period, below), each block takes rows of one class: block b
+/// With `period` classes of rows (row_period), each block takes rows of one class: block b
 /// rows b % period + i x period, for rows_per_block values of i from (b / period) x rows_per_block;
 /// the GPU's one wave shared evenly between the classes.
 inline Plan plan_partials(int64_t rows, int64_t resident, int period = 1) {
@@ -71,33 +71,32 @@ constexpr int kAheadMaxAccs = 32;  // H200: 16-bit LayerNorm's 64 at 4 packs spi
 /// Rows too long for one block are shared by a cluster of blocks (split_rows.cuh): block k of the
 /// cluster takes slice k of every row and keeps its slice and the slice's column sums on chip.
 /// Split where one block would read the row twice or keep its column sums in its partial row in
-/// global memory (`on_chip` false), and whole-pack rows past kSplitFixedMinPacks even where one
-/// block would hold them. The slices: at most kSplitRegAccs register accumulators a thread of 512
-/// for whole packs (1024 packs for 16-bit LayerNorm: two sums of 8 elements a pack; 2048
-/// otherwise), 2048 packs for a peeled row's (in shared memory); the fewest blocks of 2, 4 and 8
-/// that give such slices, else 8.
+/// global memory (`on_chip` false), and rows past kSplitFixedMinPacks even where one block would
+/// hold them (peeled rows too: a block's rows share one layout, row_period). The slices: at most
+/// kSplitRegAccs register accumulators a thread of 512 (1024 packs for 16-bit LayerNorm: two sums
+/// of 8 elements a pack; 2048 otherwise); the fewest blocks of 2, 4 and 8 that give such slices,
+/// else 8.
 constexpr int64_t kSplitFixedMinPacks = 3072;  // H200: fp32 RMSNorm at 3072 packs -17% split, 4096 +4%
 constexpr int kSplitRegAccs = 32;              // H200: 16-bit LayerNorm +14% at 32768 columns (TUNING.md)
 constexpr int64_t kSplitSlicePacks = 2048;     // 512 x kHeldMax (row_groups.cuh)
 constexpr int kSplitMaxBlocks = 8;             // the portable cluster size
-/// accs_per_pack: a whole pack's register accumulators (accumulator rows x elements a pack).
-inline int64_t split_slice_packs(bool fixed, int accs_per_pack) {
-  if (!fixed) return kSplitSlicePacks;
+/// accs_per_pack: a pack's register accumulators (accumulator rows x elements a pack).
+inline int64_t split_slice_packs(int accs_per_pack) {
   return std::min<int64_t>(kSplitSlicePacks, 512 * std::max(1, kSplitRegAccs / accs_per_pack));
 }
 /// The blocks a row of `packs` packs is split across (1: not split). Slices always exceed 512
 /// packs (a group of 512, one row a block at a time): on_chip holds for every row of 2048 packs
 /// or fewer, and kSplitFixedMinPacks > 1024.
-inline int split_blocks(int64_t packs, bool fixed, bool on_chip, int accs_per_pack) {
-  if (on_chip && (!fixed || packs <= kSplitFixedMinPacks)) return 1;
-  const int64_t most = split_slice_packs(fixed, accs_per_pack);
+inline int split_blocks(int64_t packs, bool on_chip, int accs_per_pack) {
+  if (on_chip && packs <= kSplitFixedMinPacks) return 1;
+  const int64_t most = split_slice_packs(accs_per_pack);
   int c = 2;
   while (c < kSplitMaxBlocks && packs > c * most) c *= 2;
   return c;
 }
 /// [split]
 
-/// A peeled row's accumulators in shared memory: one float skipped after every kPack columns, so
+/// A shared-memory accumulator row (8 packs a thread, or rows read twice): one float skipped after every kPack columns, so
 /// the lanes of a warp, a pack of kPack columns apart each, fall on distinct banks (chapter 06's
 /// layout); a row of cols columns takes padded_cols(cols) floats.
 template <int kPack>
@@ -110,7 +109,7 @@ constexpr int64_t padded_cols(int64_t cols) {
 /// and accumulator. H100: 49152 x 12288 fp32 LayerNorm at 26% of the copy with a 96 KB bound
 /// (TUNING.md).
 constexpr size_t kAccSmemMax = 200 * 1024;
-/// The longest peeled row whose `accs` accumulator rows stay in shared memory.
+/// The longest row whose `accs` padded accumulator rows stay in shared memory.
 template <int kPack>
 constexpr int64_t acc_smem_max_cols(int accs) {
   int64_t c = 1;

@@ -326,41 +326,36 @@ TEST(NormBackwardPlan, EachBlockTakesRowsOfOneClass) {
 }
 
 TEST(NormBackwardPlan, RowsAreSplitWhereOneBlockCannotKeepThemOnChip) {
-  // A row one block keeps on chip stays whole (peeled, or whole packs up to kSplitFixedMinPacks);
-  // one it does not is split, into slices of more than 512 packs (a group of 512 a slice) for
-  // every row past 2048 packs (the rows that can be off chip).
-  for (bool fixed : {false, true}) {
-    EXPECT_EQ(ch15::split_blocks(1, fixed, true, 8), 1);
-    EXPECT_EQ(ch15::split_blocks(2048, fixed, true, 8), 1);
-    EXPECT_EQ(ch15::split_blocks(2049, fixed, false, 8), 2);
-    for (int accs : {4, 8, 16})
-      for (int64_t packs = 2049; packs <= 300000; packs += 211) {
-        const int c = ch15::split_blocks(packs, fixed, false, accs);
-        EXPECT_GT((packs + c - 1) / c, 512) << packs;
-      }
-  }
-  EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks, true, true, 8), 1);
-  EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks + 1, true, true, 8), 2);
-  EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks + 1, false, true, 8), 1);
-  EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks + 1, false, false, 8), 2);
-  // The slices: 2048 packs, but 1024 where a whole pack has 16 register accumulators (16-bit
-  // LayerNorm); the fewest blocks whose slices fit, at most kSplitMaxBlocks.
-  EXPECT_EQ(ch15::split_slice_packs(true, 8), ch15::kSplitSlicePacks);
-  EXPECT_EQ(ch15::split_slice_packs(true, 16), 1024);
-  EXPECT_EQ(ch15::split_slice_packs(false, 16), ch15::kSplitSlicePacks);
+  // A row one block keeps on chip stays whole up to kSplitFixedMinPacks (peeled or not: a block's
+  // rows share one layout); one it does not is split, into slices of more than 512 packs (a group
+  // of 512 a slice) for every row past 2048 packs (the rows that can be off chip).
+  EXPECT_EQ(ch15::split_blocks(1, true, 8), 1);
+  EXPECT_EQ(ch15::split_blocks(2048, true, 8), 1);
+  EXPECT_EQ(ch15::split_blocks(2049, false, 8), 2);
   for (int accs : {4, 8, 16})
-    for (bool fixed : {false, true})
-      for (int64_t packs = ch15::kSplitFixedMinPacks + 1; packs <= 40000; packs += 997) {
-        const int c = ch15::split_blocks(packs, fixed, false, accs);
-        const int64_t most = ch15::split_slice_packs(fixed, accs);
-        EXPECT_TRUE(c == 2 || c == 4 || c == ch15::kSplitMaxBlocks) << packs;
-        if (c < ch15::kSplitMaxBlocks) EXPECT_LE((packs + c - 1) / c, most) << packs;
-        if (c > 2) EXPECT_GT((packs + c / 2 - 1) / (c / 2), most) << packs;
-      }
-  EXPECT_EQ(ch15::split_blocks(4 * ch15::kSplitSlicePacks, true, true, 8), 4);
-  EXPECT_EQ(ch15::split_blocks(4 * ch15::kSplitSlicePacks + 1, true, true, 8), 8);
-  EXPECT_EQ(ch15::split_blocks(4 * 1024 + 1, true, true, 16), 8);
-  EXPECT_EQ(ch15::split_blocks(int64_t(1) << 28, false, false, 8), ch15::kSplitMaxBlocks);
+    for (int64_t packs = 2049; packs <= 300000; packs += 211) {
+      const int c = ch15::split_blocks(packs, false, accs);
+      EXPECT_GT((packs + c - 1) / c, 512) << packs;
+    }
+  EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks, true, 8), 1);
+  EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks + 1, true, 8), 2);
+  EXPECT_EQ(ch15::split_blocks(ch15::kSplitFixedMinPacks + 1, false, 8), 2);
+  // The slices: 2048 packs, but 1024 where a pack has 16 register accumulators (16-bit
+  // LayerNorm); the fewest blocks whose slices fit, at most kSplitMaxBlocks.
+  EXPECT_EQ(ch15::split_slice_packs(8), ch15::kSplitSlicePacks);
+  EXPECT_EQ(ch15::split_slice_packs(16), 1024);
+  for (int accs : {4, 8, 16})
+    for (int64_t packs = ch15::kSplitFixedMinPacks + 1; packs <= 40000; packs += 997) {
+      const int c = ch15::split_blocks(packs, false, accs);
+      const int64_t most = ch15::split_slice_packs(accs);
+      EXPECT_TRUE(c == 2 || c == 4 || c == ch15::kSplitMaxBlocks) << packs;
+      if (c < ch15::kSplitMaxBlocks) EXPECT_LE((packs + c - 1) / c, most) << packs;
+      if (c > 2) EXPECT_GT((packs + c / 2 - 1) / (c / 2), most) << packs;
+    }
+  EXPECT_EQ(ch15::split_blocks(4 * ch15::kSplitSlicePacks, true, 8), 4);
+  EXPECT_EQ(ch15::split_blocks(4 * ch15::kSplitSlicePacks + 1, true, 8), 8);
+  EXPECT_EQ(ch15::split_blocks(4 * 1024 + 1, true, 16), 8);
+  EXPECT_EQ(ch15::split_blocks(int64_t(1) << 28, false, 8), ch15::kSplitMaxBlocks);
 }
 
 }  // namespace
