@@ -22,6 +22,7 @@
 #include "harness/errors.h"
 #include "harness/harness.h"
 #include "harness/launch_math.h"
+#include "affine_shift.cuh"
 #include "layer_norm_block.cuh"
 #include "layer_norm_pack.cuh"
 #include "welford.cuh"
@@ -76,12 +77,14 @@ constexpr bool kAffineEarly = kWidth >= 8;
 // registers. x is read once and y written once.
 // kPeel (blocks/peel.h): rows that are not whole numbers of packs, each read in packs from its
 // first boundary, its head and tail (edges) one element per lane, kEdges slots a lane; gamma and
-// beta then load in the write pass (load_pack_anywhere: their packs depend on each row's head).
-template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows, bool kPeel = false>
+// beta then load in the write pass (load_pack_anywhere: their packs depend on each row's head),
+// or with kShifted from the row head's entry of `table`, aligned (affine_shift.cuh).
+template <typename T, int kPack, int kColsPerThread, int kWidth, int kRows, bool kPeel = false, bool kShifted = false>
 __global__ void __launch_bounds__(kWarpBlock)
     layer_norm_warp_kernel(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,
                            T* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t rows,
-                           int64_t cols, float eps, int phase = 0) {
+                           int64_t cols, float eps, int phase = 0, const T* __restrict__ table = nullptr,
+                           AffineShift<kPack> shift = {0}) {
   using Convert = course::ScalarConvert<T>;
   constexpr int kPacks = kColsPerThread / kPack;
   const int lane = threadIdx.x % kWidth;
@@ -170,8 +173,13 @@ __global__ void __launch_bounds__(kWarpBlock)
           const int64_t col = pl[r].head + col_of(p);
           float v[kPack];
           Convert::to_floats(held[r][p], v);
-          normalize_pack<T, kPack, true>(v, load_pack_anywhere<T, kPack>(gamma + col),
-                                         load_pack_anywhere<T, kPack>(beta + col), mu, rs, y + row * cols + col);
+          if constexpr (kShifted)  // this head's entry: aligned packs
+            normalize_pack<T, kPack, true>(v, course::load_pack<T, kPack>(shift.gamma(table, pl[r].head) + col_of(p)),
+                                           course::load_pack<T, kPack>(shift.beta(table, pl[r].head) + col_of(p)), mu,
+                                           rs, y + row * cols + col);
+          else
+            normalize_pack<T, kPack, true>(v, load_pack_anywhere<T, kPack>(gamma + col),
+                                           load_pack_anywhere<T, kPack>(beta + col), mu, rs, y + row * cols + col);
         }
 #pragma unroll
         for (int e = 0; e < kEdges; ++e)
@@ -197,17 +205,19 @@ __global__ void __launch_bounds__(kWarpBlock)
 }
 /// [warp_kernel]
 
-template <typename T, int kPack, int kColsPerThread, int kWidth, bool kPeel = false>
+template <typename T, int kPack, int kColsPerThread, int kWidth, bool kPeel = false, bool kShifted = false>
 void launch_warp(const course::Args& a, cudaStream_t stream, int phase = 0) {
+  const T* table = kShifted ? launch_affine_shift<T, kPack>(a, phase, stream) : nullptr;
   // Short rows: several rows per group, so that each lane has several loads in flight.
   // Not measured on its own (TUNING.md); chapter 04's rows_per_group would take 4 at 8 fp32 columns.
   constexpr int kRows = kColsPerThread == kPack ? 4 : (kColsPerThread / kPack <= 4 && kColsPerThread <= 16) ? 2 : 1;
   constexpr int kRowsPerBlock = kWarpBlock / kWidth * kRows;
   // One group per row at the sweep's shapes. H100: one looping wave lost 3-6% (TUNING.md).
   const unsigned blocks = course::resident_grid(a.rows, kRowsPerBlock, kWarpBlock, 8);
-  layer_norm_warp_kernel<T, kPack, kColsPerThread, kWidth, kRows, kPeel><<<blocks, kWarpBlock, 0, stream>>>(
+  layer_norm_warp_kernel<T, kPack, kColsPerThread, kWidth, kRows, kPeel, kShifted><<<blocks, kWarpBlock, 0, stream>>>(
       static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta), static_cast<T*>(a.y),
-      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.rows, a.cols, a.eps, phase);
+      static_cast<float*>(a.mean), static_cast<float*>(a.rstd), a.rows, a.cols, a.eps, phase, table,
+      AffineShift<kPack>::of(a.cols));
   CUDA_CHECK_LAUNCH();
 }
 
@@ -260,7 +270,9 @@ void layer_norm_warp(const course::Args& a, cudaStream_t stream) {
   if (const int phase = peel_phase<T>(a); phase >= 0) {  // the peel: packs from each row's first boundary
     constexpr int kMax = 16 / sizeof(T);
     return course::dispatch_warp_shape_min<kMax, kMinPacks, kWarpColsPerLane<T>>(a.cols, [&](auto cpt, auto width) {
-      launch_warp<T, kMax, decltype(cpt)::value, decltype(width)::value, true>(a, stream, phase);
+      constexpr int kCpt = decltype(cpt)::value, kWidth = decltype(width)::value;
+      if (use_affine_shift<T>(a)) return launch_warp<T, kMax, kCpt, kWidth, true, true>(a, stream, phase);
+      launch_warp<T, kMax, kCpt, kWidth, true>(a, stream, phase);
     });
   }
   with_pack<T>(a, [&](auto pack) {

@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
     const int64_t first = warp_max > 1024 ? 1025 : 513, last = warp_max > 1024 ? warp_max : 1023;
     if (rows_min > 0)
       for (int64_t c : {first, last}) shapes.insert(shapes.end(), {{rows_min - 1, c}, {rows_min, c}});
+    if (warp_max > 1024) {  // 16-bit: the warp kernel's table (affine_shift.cuh) from 64 MB of x and y, +-1 row
+      const int64_t rows_shift = (ch09::kAffineShiftMinBytes + 4 * 1023 - 1) / (4 * 1023);
+      shapes.insert(shapes.end(), {{rows_shift - 1, 1023}, {rows_shift, 1023}});
+    }
     return course::Limits{0, {warp_max, smem_max},
                           "any cols: warp <= " + std::to_string(warp_max) +
                               (warp_max > 1024 ? " (past 1024: rows >= 32 x SMs)"
@@ -63,10 +67,15 @@ int main(int argc, char** argv) {
                           shapes};
   };
   const int64_t rows_min = course::long_warp_rows_min();
-  ch.add(Op::layer_norm, "warp", DType::f32, ch09::layer_norm_warp<float>, warp(ch09::layer_norm_warp_max_cols<float>()));
-  ch.add(Op::layer_norm, "warp", DType::f16, ch09::layer_norm_warp<__half>, warp(ch09::layer_norm_warp_max_cols<__half>()));
+  // The warp path's 16-bit rows that are not whole packs may read gamma and beta shifted per row
+  // head (affine_shift.cuh): a table in the workspace.
+  const course::WorkspaceFn table = [](int64_t, int64_t cols, DType d) {
+    return d == DType::f32 ? size_t(0) : ch09::affine_shift_bytes<__half>(cols);
+  };
+  ch.add(Op::layer_norm, "warp", DType::f32, ch09::layer_norm_warp<float>, warp(ch09::layer_norm_warp_max_cols<float>()), table);
+  ch.add(Op::layer_norm, "warp", DType::f16, ch09::layer_norm_warp<__half>, warp(ch09::layer_norm_warp_max_cols<__half>()), table);
   ch.add(Op::layer_norm, "warp", DType::bf16, ch09::layer_norm_warp<__nv_bfloat16>,
-         warp(ch09::layer_norm_warp_max_cols<__nv_bfloat16>()));
+         warp(ch09::layer_norm_warp_max_cols<__nv_bfloat16>()), table);
   ch.add(Op::layer_norm, "smem", DType::f32, ch09::layer_norm_smem<float>, smem(ch09::layer_norm_smem_max_cols<float>()));
   ch.add(Op::layer_norm, "smem", DType::f16, ch09::layer_norm_smem<__half>, smem(ch09::layer_norm_smem_max_cols<__half>()));
   ch.add(Op::layer_norm, "smem", DType::bf16, ch09::layer_norm_smem<__nv_bfloat16>,
@@ -75,10 +84,10 @@ int main(int argc, char** argv) {
   ch.add(Op::layer_norm, "uncached", DType::f16, ch09::layer_norm_uncached<__half>, uncached);
   ch.add(Op::layer_norm, "uncached", DType::bf16, ch09::layer_norm_uncached<__nv_bfloat16>, uncached);
   ch.add(Op::layer_norm, "dispatch", DType::f32, ch09::layer_norm<float>,
-         dispatch(ch09::layer_norm_warp_up_to<float>(), ch09::layer_norm_smem_max_cols<float>(), rows_min));
+         dispatch(ch09::layer_norm_warp_up_to<float>(), ch09::layer_norm_smem_max_cols<float>(), rows_min), table);
   ch.add(Op::layer_norm, "dispatch", DType::f16, ch09::layer_norm<__half>,
-         dispatch(ch09::layer_norm_warp_up_to<__half>(), ch09::layer_norm_smem_max_cols<__half>(), rows_min));
+         dispatch(ch09::layer_norm_warp_up_to<__half>(), ch09::layer_norm_smem_max_cols<__half>(), rows_min), table);
   ch.add(Op::layer_norm, "dispatch", DType::bf16, ch09::layer_norm<__nv_bfloat16>,
-         dispatch(ch09::layer_norm_warp_up_to<__nv_bfloat16>(), ch09::layer_norm_smem_max_cols<__nv_bfloat16>(), rows_min));
+         dispatch(ch09::layer_norm_warp_up_to<__nv_bfloat16>(), ch09::layer_norm_smem_max_cols<__nv_bfloat16>(), rows_min), table);
   return ch.run(argc, argv);
 }
