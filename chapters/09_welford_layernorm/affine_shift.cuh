@@ -17,12 +17,13 @@ namespace ch09 {
 
 /// [affine_shift]
 /// A peeled row's packs start `head` columns in (0 <= head < kPack), so its packs of gamma and
-/// beta start `head` elements past gamma's and beta's own boundaries: loaded as they lie, a pack
-/// costs a load per element. Every row of one head needs the same shifted copy, and there are
+/// beta start (their phase + head) % kPack elements past their own boundaries: loaded as they
+/// lie, a pack costs a load per element. Every row of one head needs the same shifted copy, and there are
 /// at most kPack heads: entry h of the table holds gamma (and entry kPack + h beta) from column h
 /// on, from an aligned start, so that row pack p of a row of head h is entry h's pack p, one
 /// aligned 16-byte load. Only the heads rows can have are written: row r's head is
-/// -(phase + r * cols) mod kPack, a multiple of gcd(cols, kPack) less the phase.
+/// -(phase + r * cols) mod kPack, a multiple of step = gcd(cols, kPack) less the phase, so
+/// (head + phase) % step == 0 (gcd(cols % kPack, kPack) is the same number).
 template <int kPack>
 struct AffineShift {
   int64_t stride;  ///< elements per entry: cols rounded up to a whole pack
@@ -51,7 +52,7 @@ __global__ void __launch_bounds__(256)
 // [shift_rule]
 // Where the warp kernel takes the table: 16-bit rows (fp32 read level with it at 1023 columns),
 // in ops of x and y together of at least 64 MB, where the table's own kernel (2-3 us) is paid
-// back. H200, 49152 rows: f16 1023 71 -> 85% of the matched copy, 2047 68 -> 91 (TUNING.md).
+// back. H200, 49152 rows: f16 1023 71 -> 84% of the matched copy, 2047 69 -> 90 (TUNING.md).
 constexpr int64_t kAffineShiftMinBytes = int64_t(64) << 20;
 template <typename T>
 bool use_affine_shift(const course::Args& a) {

@@ -271,7 +271,8 @@ void layer_norm_warp(const course::Args& a, cudaStream_t stream) {
     constexpr int kMax = 16 / sizeof(T);
     return course::dispatch_warp_shape_min<kMax, kMinPacks, kWarpColsPerLane<T>>(a.cols, [&](auto cpt, auto width) {
       constexpr int kCpt = decltype(cpt)::value, kWidth = decltype(width)::value;
-      if (use_affine_shift<T>(a)) return launch_warp<T, kMax, kCpt, kWidth, true, true>(a, stream, phase);
+      if constexpr (sizeof(T) == 2)  // the table for 16-bit rows only (use_affine_shift)
+        if (use_affine_shift<T>(a)) return launch_warp<T, kMax, kCpt, kWidth, true, true>(a, stream, phase);
       launch_warp<T, kMax, kCpt, kWidth, true>(a, stream, phase);
     });
   }
