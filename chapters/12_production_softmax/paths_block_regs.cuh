@@ -108,8 +108,9 @@ inline const char* block_regs_limit_text() {
 /// threads, each size that holds the row in at most kMaxPacks packs per thread is a candidate;
 /// r comes from the occupancy of its kernel (registers grow with packs per thread), and the size
 /// whose r x row_bytes is nearest `in_flight` wins (the smaller on a tie): the policy's
-/// kBlockRegsForwardInFlight and kBlockRegsBackwardInFlight. Fewer bytes in flight starve DRAM;
-/// more tie the SM to many rows' reductions at once, level or slower.
+/// kBlockRegsForwardInFlight and kBlockRegsBackwardInFlight, scaled to the GPU's DRAM bandwidth
+/// per SM (in_flight_target). Fewer bytes in flight starve DRAM; more tie the SM to many rows'
+/// reductions at once, level or slower.
 struct BlockRegsShape {
   int block = 0;  // threads, 0: the row does not fit
   int packs = 0;  // packs per thread
@@ -153,7 +154,7 @@ template <int kPack, typename Load, typename Store, bool kPeel = false>
 BlockRegsShape block_regs_forward_shape(int64_t cols) {
   static const auto kernels = block_regs_forward_kernels<kPack, Load, Store, kPeel>();
   return block_regs_shape(kernels, cols / kPack, cols * int64_t(sizeof(typename Load::Cache)),
-                          policy::kBlockRegsForwardInFlight);
+                          policy::in_flight_target(device(), policy::kBlockRegsForwardInFlight));
 }
 
 template <int kPack, bool kPeel = false, typename Load, typename Store>

@@ -42,6 +42,7 @@ struct Device {
   int threads_per_sm = 0;  // threads one multiprocessor holds at once
   bool clusters = false;   // thread-block clusters launchable (sm_90 and this build's code)
   bool bulk_copy = false;  // the bulk copy (cp.async.bulk) on this GPU in this build
+  double dram_gbps = 0;    // peak DRAM bandwidth, GB/s (0: not known; in_flight_target keeps the H100's)
 };
 
 /// The device as a dispatch without chapter 13's paths sees it: no bulk copy, no clusters.
@@ -100,10 +101,21 @@ constexpr int64_t kBlockRegsBackwardEndBytes = 32 * 1024;
 /// the matched copy against 73-93% in shared memory; H100: level with it, within 1%, at 6144-16384).
 /// One pack past 16384 columns, so that the strict test below admits 16384.
 constexpr int64_t kBlockRegsBackwardF32EndBytes = 2 * 4 * (kBlockRegsMaxCols + 4);
-/// Bytes in flight per SM the block size aims at, forward (best of 40-64 KB; 32 KB: -5% at 2048),
+/// Bytes in flight per SM the block size aims at on the H100, forward (best of 40-64 KB; 32 KB: -5%
+/// at 2048),
 constexpr int64_t kBlockRegsForwardInFlight = 48 * 1024;
 /// and backward (48 KB: up to 7% slower).
 constexpr int64_t kBlockRegsBackwardInFlight = 64 * 1024;
+/// The H100's peak DRAM bandwidth per SM, GB/s (2 x 2619 MHz x 5120 bits over 132 SMs): where
+/// both targets were measured.
+constexpr double kInFlightReferenceGBpsPerSm = 2 * 2.619 * 640 / 132;
+/// The target on `d`: the H100's figure `at_reference` scaled by d's DRAM bandwidth per SM, the
+/// same round trip at more bytes a nanosecond (Little's law). The H200's 4814 GB/s: 1.44 times
+/// (fp32 rows of 1025-3000 columns 72-91% of the copy at the H100's 48 KB, 97-99% scaled).
+constexpr int64_t in_flight_target(const Device& d, int64_t at_reference) {
+  if (d.dram_gbps <= 0 || d.sm_count <= 0) return at_reference;
+  return int64_t(double(at_reference) * (d.dram_gbps / d.sm_count) / kInFlightReferenceGBpsPerSm + 0.5);
+}
 /// Peeled rows (blocks/peel.h) take it from more than 4 KB up to this many bytes of each tensor's row
 /// (16-bit forward at 8191 columns: 83% of the copy, shared memory 94%; at 4095: 98 against 92;
 /// 16-bit backward at 1025, 4 KB of y and dy together: 86%, warp 98%).

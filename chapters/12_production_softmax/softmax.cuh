@@ -30,6 +30,7 @@ inline const policy::Device& device() {
     if (v.smem_optin == 0) return v;  // no usable GPU
     v.sm_count = course::sm_count();
     v.threads_per_sm = course::threads_per_sm();
+    v.dram_gbps = course::dram_peak_gbps();
     int dev = 0, cluster = 0;
     // The cluster kernels are empty below sm_90: clusters need the device and this build's code.
     if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev) == cudaSuccess)

@@ -91,7 +91,7 @@ template <int kPack, typename T, bool kPeel = false>
 ch12::detail::BlockRegsShape block_regs_backward_shape(int64_t cols) {
   static const auto kernels = block_regs_backward_kernels<kPack, T, kPeel>();
   return ch12::detail::block_regs_shape(kernels, cols / kPack, 2 * cols * int64_t(sizeof(T)),
-                                       policy::kBlockRegsBackwardInFlight);
+                                       policy::in_flight_target(ch12::device(), policy::kBlockRegsBackwardInFlight));
 }
 template <int kPack, bool kPeel = false, typename T>
 void launch_backward_block_regs(const DirectLoad<T>& load_y, const DirectLoad<T>& load_dy, const DirectStore<T>& store,

@@ -320,6 +320,12 @@ bool bulk_copy_available() {
 
 int threads_per_sm() { return cached_attribute<cudaDevAttrMaxThreadsPerMultiProcessor>(); }
 
+double dram_peak_gbps() {
+  const double khz = cached_attribute<cudaDevAttrMemoryClockRate>();
+  const double bits = cached_attribute<cudaDevAttrGlobalMemoryBusWidth>();
+  return 2.0 * khz * 1e3 * (bits / 8) / 1e9;  // double data rate
+}
+
 int64_t wave_blocks(int block_threads) {
   return int64_t(sm_count()) * std::max(threads_per_sm() / block_threads, 1);
 }

@@ -120,6 +120,12 @@ int sm_count();
 /// the A100 and H100, 1536 on sm_86 and sm_89 cards. Launchers count a wave with it.
 int threads_per_sm();
 
+/// Peak DRAM bandwidth of the current device in GB/s (cached per device): twice the memory clock
+/// times the bus width, the number a data sheet gives (3352 on the H100 SXM, 4814 on the H200).
+/// 0 where the device does not report them. Chapter 12's block size aims at bytes in flight in
+/// proportion to it (Little's law).
+double dram_peak_gbps();
+
 /// The architecture the device code this build runs on the current device was compiled for (the
 /// smaller of cudaFuncAttributes' binaryVersion and ptxVersion: 90 for sm_90 code, 80 for compute_80
 /// PTX the driver compiled for an H100), 0 without a GPU; asked once. Kernels that use sm_90

@@ -21,7 +21,9 @@ namespace policy = ch12::policy;
 // An H100: 132 SMs, 227 KB of opt-in shared memory per block, 2048 threads per SM, clusters and the
 // bulk copy. An A100-like GPU without clusters or the bulk copy (163 KB, 108 SMs). A card with less
 // shared memory (99 KB, 128 SMs of 1536 threads), no clusters, no bulk copy.
-constexpr Device kH100{227 * 1024, 132, 2048, true, true};
+constexpr Device kH100{227 * 1024, 132, 2048, true, true, 2 * 2.619 * 640};
+// An H200: the H100 but for its DRAM (3201 MHz, 6016 bits: 4814 GB/s).
+constexpr Device kH200{227 * 1024, 132, 2048, true, true, 2 * 3.201 * 752};
 constexpr Device kNoHopper{163 * 1024, 108, 2048, false, false};
 constexpr Device kSmallSmem{99 * 1024, 128, 1536, false, false};
 
@@ -45,6 +47,17 @@ TEST(SoftmaxPolicy, DerivedFromTheDevice) {
   EXPECT_EQ(policy::backward_cluster_max_cols(kH100, 4), 16 * 28928);
   EXPECT_EQ(policy::warp_max_cols(4), 1024);
   EXPECT_EQ(policy::warp_max_cols(2), 3072);
+}
+
+TEST(SoftmaxPolicy, BytesInFlightScaleWithBandwidth) {
+  const int64_t fwd48 = policy::kBlockRegsForwardInFlight;
+  EXPECT_EQ(policy::in_flight_target(kH100, fwd48), fwd48);                         // measured there
+  EXPECT_EQ(policy::in_flight_target(kNoHopper, fwd48), fwd48);                     // bandwidth unknown
+  EXPECT_EQ(policy::in_flight_target(Device{}, fwd48), fwd48);                      // no GPU
+  const double ratio = (2 * 3.201 * 752) / (2 * 2.619 * 640);                       // 1.436
+  EXPECT_NEAR(double(policy::in_flight_target(kH200, fwd48)), fwd48 * ratio, 1.0);
+  EXPECT_EQ(policy::in_flight_target(kH100, policy::kBlockRegsBackwardInFlight), policy::kBlockRegsBackwardInFlight);
+  EXPECT_GT(policy::in_flight_target(kH200, policy::kBlockRegsBackwardInFlight), 90 * 1024);
 }
 
 TEST(SoftmaxPolicy, WarpPacksPerLane) {
