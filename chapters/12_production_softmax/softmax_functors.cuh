@@ -26,8 +26,8 @@ constexpr int kPiece = kPack * int(sizeof(T)) > 16 ? int(16 / sizeof(T)) : kPack
 /// row in shared memory stores it in that type (the storage type for a plain load: half the
 /// bytes of fp32 for f16 and bf16, so twice the row fits).
 /// load() is fetch() then convert(): fetch() only starts the loads and returns the registers as
-/// loaded (`Fetched`, the storage type); convert() does the arithmetic. A kernel that holds a
-/// row in registers holds it fetched: half the registers of fp32 for a 16-bit row.
+/// loaded (`Fetched`, the storage type); convert() does the arithmetic. The warp path holds a
+/// long 16-bit row fetched (RowRegs): half the registers of fp32.
 /// kReadOnly takes the read-only data path (course::load_pack_ro), for a kernel whose input no
 /// thread writes while it may still be read (the kernels in paths_*.cuh say which do, and why).
 template <typename T>

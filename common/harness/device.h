@@ -122,7 +122,7 @@ int threads_per_sm();
 
 /// Peak DRAM bandwidth of the current device in GB/s (cached per device): twice the memory clock
 /// times the bus width, the number a data sheet gives (3352 on the H100 SXM, 4814 on the H200).
-/// 0 where the device does not report them. Chapter 12's block size aims at bytes in flight in
+/// 0 where the device reports either as 0. Chapter 12's block size aims at bytes in flight in
 /// proportion to it (Little's law).
 double dram_peak_gbps();
 
