@@ -11,6 +11,7 @@
 #include "blocks/peel.h"
 #include "harness/errors.h"
 #include "harness/harness.h"
+#include "harness/launch_math.h"
 #include "layer_norm_pack.cuh"
 #include "welford.cuh"
 
@@ -127,10 +128,13 @@ void launch_block(const course::Args& a, size_t smem, cudaStream_t stream, int p
 // Chapter 06's rule: among the block sizes that give each thread at least 4 packs (128 always
 // qualifies), the most resident threads per SM for this row's shared memory; ties to the larger.
 // kPeel and phase: the peeled kernels (layer_norm_block_kernel), for rows that are not whole packs.
+// A peeled fp32 row counts the packs it spans, its edges as one more (4095 columns: 1024, so 256
+// threads, as at 4096: H200 +12%; 8191: 512 threads, +11%); a peeled 16-bit row its whole packs
+// (the larger block lost 9% at 8191 columns, 24% at 16383: TUNING.md).
 template <typename T, int kPack, bool kCached, bool kPeel = false>
 void dispatch_block(const course::Args& a, cudaStream_t stream, int phase = 0, int affine_phase = 0) {
   const size_t smem = kCached ? size_t(a.cols) * sizeof(T) : 0;
-  const int64_t num_packs = a.cols / kPack;
+  const int64_t num_packs = kPeel && sizeof(T) == 4 ? course::ceil_div(a.cols, int64_t(kPack)) : a.cols / kPack;
   auto usable = [&](int block) { return block == 128 || block * kMinPacksPerThread <= num_packs; };
   const int t128 = course::resident_threads(block_kernel<T, kPack, 128, kCached, kPeel>(), 128, smem);
   const int t256 = usable(256) ? course::resident_threads(block_kernel<T, kPack, 256, kCached, kPeel>(), 256, smem) : 0;
