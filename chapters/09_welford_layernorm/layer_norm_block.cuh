@@ -19,7 +19,8 @@ namespace ch09 {
 
 using course::Welford;
 
-// Chapter 06's rule: a block size must give each thread 4 packs (not measured on LayerNorm: TUNING.md).
+// Chapter 06's rule: a block size must give each thread 4 packs (of a peeled fp32 row: of its columns
+// rounded up to whole packs; forced block sizes on LayerNorm: TUNING.md).
 constexpr int64_t kMinPacksPerThread = 4;
 // Loads in flight per thread in the block kernel's first pass (see layer_norm_block_kernel).
 // H100: +4.2% fp32, +5.2% fp16 at 32768 columns against one; twice as many lose up to 7% (TUNING.md).
@@ -128,9 +129,9 @@ void launch_block(const course::Args& a, size_t smem, cudaStream_t stream, int p
 // Chapter 06's rule: among the block sizes that give each thread at least 4 packs (128 always
 // qualifies), the most resident threads per SM for this row's shared memory; ties to the larger.
 // kPeel and phase: the peeled kernels (layer_norm_block_kernel), for rows that are not whole packs.
-// A peeled fp32 row counts the packs it spans, its edges as one more (4095 columns: 1024, so 256
-// threads, as at 4096: H200 +12%; 8191: 512 threads, +11%); a peeled 16-bit row its whole packs
-// (the larger block lost 9% at 8191 columns, 24% at 16383: TUNING.md).
+// A peeled fp32 row counts its columns rounded up to whole packs, so a thread may hold one pack
+// fewer (4095 columns: 1024, so 256 threads, as at 4096: H200 +12%; 8191: 512 threads, +11%); a
+// peeled 16-bit row its whole packs (the larger block lost 8% at 8191 columns, 24% at 16383: TUNING.md).
 template <typename T, int kPack, bool kCached, bool kPeel = false>
 void dispatch_block(const course::Args& a, cudaStream_t stream, int phase = 0, int affine_phase = 0) {
   const size_t smem = kCached ? size_t(a.cols) * sizeof(T) : 0;
