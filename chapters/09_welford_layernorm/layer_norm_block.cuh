@@ -19,8 +19,8 @@ namespace ch09 {
 
 using course::Welford;
 
-// Chapter 06's rule: a block size must give each thread 4 packs (of a peeled fp32 row: of its columns
-// rounded up to whole packs; forced block sizes on LayerNorm: TUNING.md).
+// Chapter 06's rule: a block size other than 128 must give each thread 4 packs (a peeled fp32
+// row's columns rounded up to whole packs; forced block sizes on LayerNorm: TUNING.md).
 constexpr int64_t kMinPacksPerThread = 4;
 // Loads in flight per thread in the block kernel's first pass (see layer_norm_block_kernel).
 // H100: +4.2% fp32, +5.2% fp16 at 32768 columns against one; twice as many lose up to 7% (TUNING.md).
