@@ -70,6 +70,11 @@ constexpr int trips_ahead() {
   const bool ahead = regs && (kGroups == 1 || one_row) && !(kSplit && kHeld > 2);
   return ahead && kPack * sizeof(T) == 16 ? kTripsAhead : 0;
 }
+/// Whether a group asks for its next trip's saved mean and rstd while it works on this one:
+/// where its trips are staged and it is one of several groups of the block (16-bit LayerNorm's
+/// one-row groups of one-pack threads). H200: +4% to +9% there at 256-2048 columns; -2% to -7%
+/// elsewhere, the loads held in registers a trip longer (TUNING.md).
+constexpr bool stats_ahead(int ahead, int groups) { return ahead > 0 && groups > 1; }
 /// Their staging area (and the stage of the trip in use), at the start of dynamic shared memory.
 /// The host takes the kernel with it only where it fits without fewer blocks resident (launch.cuh).
 template <typename T, int kAccs, int kPack, int kGroup, int kGroups, int kHeld, bool kRegAcc, bool kSplit>
@@ -107,6 +112,9 @@ template <typename T, int kPack, int kGroup, int kGroups, int kHeld, bool kLayer
 __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup * kGroups, kHeld>)
     norm_backward_kernel(BackwardArgs<T> p, int phase, bool acc_in_smem) {
   using Convert = course::ScalarConvert<T>;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();  // column_sum.cuh's kernel may launch (and wait)
+#endif
   constexpr int kAccs = kLayer ? 2 : 1, kBlock = kGroup * kGroups, kRegs = kRegAcc ? kHeld * kPack : 1;
   constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>();  // a group's rows in flight
   constexpr int kH = kHeld > 0 ? kHeld : 1;
@@ -196,20 +204,35 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   };
   if constexpr (kAhead > 0)
     for (int tt = 0; tt < kAhead; ++tt) ask(tt);
+  // Trip tt's saved mean and rstd. Groups smaller than the block that stage their trips ask for
+  // them a trip ahead too (stats_ahead); the others as the trip starts.
+  float mu_next[kRows], rs_next[kRows];
+  auto stats_of = [&](int64_t tt) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int64_t i = first + (tt * kRows + r) * kGroups + g, row = row_of(i);
+      mu_next[r] = kLayer && i < end ? p.mean[row] : 0.0f;
+      rs_next[r] = i < end ? p.rstd[row] : 0.0f;
+    }
+  };
+  constexpr bool kStatsAhead = stats_ahead(kAhead, kGroups);
+  if constexpr (kStatsAhead) stats_of(0);
   for (int64_t trip = 0; trip < trips; ++trip) {
     // Row r of the trip: kRows rows per group, each a kGroups-row step of the block apart.
     RowPeel pl[kRows];
     int64_t base[kRows];
     float mu[kRows], rs[kRows], sums[2 * kRows];  // sums: each row's sum of g, then of g * xhat
+    if constexpr (!kStatsAhead) stats_of(trip);
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const int64_t i = first + (trip * kRows + r) * kGroups + g, row = row_of(i);
       pl[r] = i >= end ? RowPeel{0, 0, 0, 0} : kRegAcc ? fixed : peel_of(row);
       base[r] = row * cols + c0;
-      mu[r] = kLayer && i < end ? p.mean[row] : 0.0f;
-      rs[r] = i < end ? p.rstd[row] : 0.0f;
+      mu[r] = mu_next[r];
+      rs[r] = rs_next[r];
       sums[2 * r] = sums[2 * r + 1] = 0.0f;
     }
+    if constexpr (kStatsAhead) stats_of(trip + 1);  // in flight while this trip works
     Pack<T, kPack> hx[kRows][kH], hdy[kRows][kH];
     // Pass 1 for n columns from `col` of row r (slot: where kRegAcc keeps their sums).
     auto gather = [&](int r, const float* xv, const float* dyv, const float* gm, int64_t col, int n, int slot) {
@@ -278,7 +301,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
       if (const int col = edge_of(r); col >= 0) edge_gather(r, col);
     // The group's sums; its barrier (for a warp, __syncwarp) also orders this trip's accumulator
     // updates before the next trip's, whose columns may fall to other threads.
-    group_sums<kGroup, kGroups>(sums);
+    group_sums<kGroup, kGroups>(sums, trip);
     if constexpr (kSplit) cluster_sums(sums, published, trip);  // the row's sums over its slices
     if constexpr (kGroup <= 32) __syncwarp();
 #pragma unroll

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>)
     const int edge_col = t < pl.edges ? pl.edge_col(t) : -1;  // the peel's head and tail, one per thread
     const float edge = edge_col >= 0 ? course::to_float(x[base + edge_col]) : 0.0f;
     ss += edge * edge;
-    const float rs = rsqrtf(group_sum2<kGroup, kGroups>(ss, 0.0f).x / float(cols) + eps);
+    const float rs = rsqrtf(group_sum2<kGroup, kGroups>(ss, 0.0f, trip).x / float(cols) + eps);
     if (row >= rows) continue;
     if (t == 0) rstd[row] = rs;
     // The row's packs of gamma all start `shift` elements past one of gamma's own boundaries.

@@ -72,35 +72,38 @@ __device__ __forceinline__ void group_barrier(int g) {
 }
 
 /// The sums of each of v[0..N) over the kGroup threads of each group (kGroup consecutive threads;
-/// the block's groups all call it, the same number of times): N values, one barrier pair. Every
-/// thread of a group adds the same warp sums in the same order: the group's threads and every run
-/// get the same bits.
+/// the block's groups all call it, the same number of times, `trip` counting the calls): N values,
+/// one barrier. The warps' sums go to one of two buffers by the trip's parity: a thread writing
+/// trip t + 2's has passed trip t + 1's barrier, which every thread of its group reached only
+/// after reading trip t's, so no second barrier is needed before the writes. H200: the barrier
+/// pair before it, the RMSNorm forward at 32768 fp32 columns 7% slower (TUNING.md). Every thread
+/// of a group adds the same warp sums in the same order: the group's threads and every run get
+/// the same bits.
 template <int kGroup, int kGroups, int N>
-__device__ __forceinline__ void group_sums(float (&v)[N]) {
+__device__ __forceinline__ void group_sums(float (&v)[N], int64_t trip) {
 #pragma unroll
   for (int n = 0; n < N; ++n) v[n] = course::group_sum<(kGroup < 32 ? kGroup : 32)>(v[n], 0xffffffffu);
   if constexpr (kGroup > 32) {
     constexpr int kWarps = kGroup / 32;
-    __shared__ float part[kGroups][kWarps][N];
-    const int g = threadIdx.x / kGroup, w = (threadIdx.x % kGroup) / 32;
-    group_barrier<kGroup, kGroups>(g);  // the previous row's readers are done with `part`
+    __shared__ float part[2][kGroups][kWarps][N];
+    const int g = threadIdx.x / kGroup, w = (threadIdx.x % kGroup) / 32, b = int(trip & 1);
     if (threadIdx.x % 32 == 0)
 #pragma unroll
-      for (int n = 0; n < N; ++n) part[g][w][n] = v[n];
+      for (int n = 0; n < N; ++n) part[b][g][w][n] = v[n];
     group_barrier<kGroup, kGroups>(g);
 #pragma unroll
     for (int n = 0; n < N; ++n) {
-      v[n] = part[g][0][n];
+      v[n] = part[b][g][0][n];
 #pragma unroll
-      for (int i = 1; i < kWarps; ++i) v[n] += part[g][i][n];
+      for (int i = 1; i < kWarps; ++i) v[n] += part[b][g][i][n];
     }
   }
 }
 /// The sums of (a, b) over each group.
 template <int kGroup, int kGroups>
-__device__ __forceinline__ float2 group_sum2(float a, float b) {
+__device__ __forceinline__ float2 group_sum2(float a, float b, int64_t trip) {
   float v[2] = {a, b};
-  group_sums<kGroup, kGroups>(v);
+  group_sums<kGroup, kGroups>(v, trip);
   return {v[0], v[1]};
 }
 /// [group_sums]
