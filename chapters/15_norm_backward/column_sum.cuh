@@ -46,11 +46,13 @@ __global__ void __launch_bounds__(32 * kWarps)
 /// [column_sum]
 
 /// [dependent_launch]
-/// The launch: a programmatic dependent of the kernel before it in the stream (sm_90 on; the
-/// backward lets it launch as its blocks start, cudaTriggerProgrammaticLaunchCompletion), so
-/// that its blocks are scheduled while the backward runs, and the kernel boundary's gap is
-/// hidden; cudaGridDependencySynchronize above waits for the backward to finish. Below sm_90 a
-/// plain launch (the attribute is only set where the device code has the wait).
+/// The launch: a programmatic dependent of the kernel before it in the stream (sm_90 on). It may
+/// launch once every block of the backward has called cudaTriggerProgrammaticLaunchCompletion,
+/// which they do as they start (the backward is one wave: soon after it starts); its blocks take
+/// SMs as the backward's leave them, and the kernel boundary's gap is hidden. Correctness does
+/// not depend on where the trigger is: cudaGridDependencySynchronize above waits for the whole
+/// backward to finish, its writes visible. Below sm_90 a plain launch (the attribute is only set
+/// where the device code has the wait).
 inline void launch_column_sum(const float* partials, int64_t parts, int64_t cols, int accs, float* out0, float* out1,
                               cudaStream_t stream) {
   const int64_t width = accs * cols;

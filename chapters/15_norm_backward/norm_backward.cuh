@@ -44,7 +44,7 @@ constexpr int kMinBlocks = kHeld == 1 ? 1024 / kBlock : 1;
 /// [rows_at_once]
 /// Rows a group has in flight at once where its accumulators are registers (kRegAcc): a thread's
 /// columns are the same in every row, so a second row costs its x and dy packs, not a second set
-/// of accumulators, and one pass of the group's sums (one barrier pair) serves both rows. Two,
+/// of accumulators, and one pass of the group's sums (one barrier) serves both rows. Two,
 /// for threads of 1 or 2 packs; except one-pack threads of more than 8 accumulators (16-bit
 /// LayerNorm) in groups smaller than the block, which spill at the 64-register bound. H100:
 /// 2 rows +4% to +16% at 1536-8192 columns, a spilling 16-bit LayerNorm -6% to -13% (TUNING.md).

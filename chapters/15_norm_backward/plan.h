@@ -72,7 +72,9 @@ constexpr int kAheadMaxAccs = 32;  // H200: 16-bit LayerNorm's 64 at 4 packs spi
 /// cluster takes slice k of every row and keeps its slice and the slice's column sums on chip.
 /// Split where one block would read the row twice or keep its column sums in its partial row in
 /// global memory (`on_chip` false), and rows past kSplitFixedMinPacks even where one block would
-/// hold them (peeled rows too: a block's rows share one layout, row_period). The slices: at most
+/// hold them (peeled rows too: a block's rows share one layout, row_period), and rows where one
+/// block's threads would hold more than kSplitRegAccs register accumulators (16-bit LayerNorm at
+/// 1025-2048 packs: 4 packs a thread, 64 sums, spilled). The slices: at most
 /// kSplitRegAccs register accumulators a thread of 512 (1024 packs for 16-bit LayerNorm: two sums
 /// of 8 elements a pack; 2048 otherwise); the fewest blocks of 2, 4 and 8 that give such slices,
 /// else 8.
@@ -88,7 +90,11 @@ inline int64_t split_slice_packs(int accs_per_pack) {
 /// packs (a group of 512, one row a block at a time): on_chip holds for every row of 2048 packs
 /// or fewer, and kSplitFixedMinPacks > 1024.
 inline int split_blocks(int64_t packs, bool on_chip, int accs_per_pack) {
-  if (on_chip && packs <= kSplitFixedMinPacks) return 1;
+  // A block of 512 holds 1025-2048 packs at 4 a thread in registers (row_groups.cuh: shape_for).
+  // H200: 16-bit LayerNorm split there, +21% to +31% at 12288-16384 columns (TUNING.md).
+  const bool spilled = packs > kSplitSlicePacks / 2 && packs <= kSplitSlicePacks &&
+                       kSplitSlicePacks / 512 * accs_per_pack > kSplitRegAccs;
+  if (on_chip && packs <= kSplitFixedMinPacks && !spilled) return 1;
   const int64_t most = split_slice_packs(accs_per_pack);
   int c = 2;
   while (c < kSplitMaxBlocks && packs > c * most) c *= 2;

@@ -356,6 +356,14 @@ TEST(NormBackwardPlan, RowsAreSplitWhereOneBlockCannotKeepThemOnChip) {
   EXPECT_EQ(ch15::split_blocks(4 * ch15::kSplitSlicePacks + 1, true, 8), 8);
   EXPECT_EQ(ch15::split_blocks(4 * 1024 + 1, true, 16), 8);
   EXPECT_EQ(ch15::split_blocks(int64_t(1) << 28, false, 8), ch15::kSplitMaxBlocks);
+  // Rows one block would hold at 4 packs a thread with over kSplitRegAccs register sums (16-bit
+  // LayerNorm's 16 a pack: 1025-2048 packs) are split in two, slices of 513-1024 packs; rows of
+  // 8 register sums a pack at the same widths, and 16-bit LayerNorm's of 8 packs, stay whole.
+  EXPECT_EQ(ch15::split_blocks(1024, true, 16), 1);
+  EXPECT_EQ(ch15::split_blocks(1025, true, 16), 2);
+  EXPECT_EQ(ch15::split_blocks(2048, true, 16), 2);
+  EXPECT_EQ(ch15::split_blocks(2049, true, 16), 1);
+  for (int64_t packs = 1025; packs <= 2048; packs += 37) EXPECT_EQ(ch15::split_blocks(packs, true, 8), 1) << packs;
 }
 
 }  // namespace
