@@ -46,12 +46,13 @@ constexpr int kMinBlocks = kHeld == 1 ? 1024 / kBlock : 1;
 /// columns are the same in every row, so a second row costs its x and dy packs, not a second set
 /// of accumulators, and one pass of the group's sums (one barrier) serves both rows. Two,
 /// for threads of 1 or 2 packs; except one-pack threads of more than 8 accumulators (16-bit
-/// LayerNorm) in groups smaller than the block, which spill at the 64-register bound. H100:
-/// 2 rows +4% to +16% at 1536-8192 columns, a spilling 16-bit LayerNorm -6% to -13% (TUNING.md).
+/// LayerNorm), which spill at the 64-register bound. H100: 2 rows +4% to +16% at 1536-8192
+/// columns, a spilling 16-bit LayerNorm -6% to -13% in groups under the block (TUNING.md); in a
+/// group of 512 it gained, until the trips ahead and one barrier a trip (H200: one row +2% to +6%).
 template <int kAccs, int kPack, int kHeld, int kGroups, bool kRegAcc>
 constexpr int rows_at_once() {
   if (!kRegAcc || kHeld > 2) return 1;
-  return kHeld == 1 && kAccs * kPack > 8 && kGroups > 1 ? 1 : 2;
+  return kHeld == 1 && kAccs * kPack > 8 ? 1 : 2;
 }
 /// [rows_at_once]
 
@@ -71,10 +72,10 @@ constexpr int trips_ahead() {
   return ahead && kPack * sizeof(T) == 16 ? kTripsAhead : 0;
 }
 /// Whether a group asks for its next trip's saved mean and rstd while it works on this one:
-/// where its trips are staged and it is one of several groups of the block (16-bit LayerNorm's
-/// one-row groups of one-pack threads). H200: +4% to +9% there at 256-2048 columns; -2% to -7%
-/// elsewhere, the loads held in registers a trip longer (TUNING.md).
-constexpr bool stats_ahead(int ahead, int groups) { return ahead > 0 && groups > 1; }
+/// where its trips are staged and a trip is one row (16-bit LayerNorm's one-pack groups; threads
+/// of 4 packs). H200: +3% to +9% for 16-bit LayerNorm at 256-4096 columns, within 1% at 4 packs;
+/// two rows a trip lost 2-7%, their loads held in registers a trip longer (TUNING.md).
+constexpr bool stats_ahead(int ahead, int rows) { return ahead > 0 && rows == 1; }
 /// Their staging area (and the stage of the trip in use), at the start of dynamic shared memory.
 /// The host takes the kernel with it only where it fits without fewer blocks resident (launch.cuh).
 template <typename T, int kAccs, int kPack, int kGroup, int kGroups, int kHeld, bool kRegAcc, bool kSplit>
@@ -204,8 +205,8 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   };
   if constexpr (kAhead > 0)
     for (int tt = 0; tt < kAhead; ++tt) ask(tt);
-  // Trip tt's saved mean and rstd. Groups smaller than the block that stage their trips ask for
-  // them a trip ahead too (stats_ahead); the others as the trip starts.
+  // Trip tt's saved mean and rstd. Groups that stage one-row trips ask for them a trip ahead
+  // too (stats_ahead); the others as the trip starts.
   float mu_next[kRows], rs_next[kRows];
   auto stats_of = [&](int64_t tt) {
 #pragma unroll
@@ -215,7 +216,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
       rs_next[r] = i < end ? p.rstd[row] : 0.0f;
     }
   };
-  constexpr bool kStatsAhead = stats_ahead(kAhead, kGroups);
+  constexpr bool kStatsAhead = stats_ahead(kAhead, kRows);
   if constexpr (kStatsAhead) stats_of(0);
   for (int64_t trip = 0; trip < trips; ++trip) {
     // Row r of the trip: kRows rows per group, each a kGroups-row step of the block apart.
