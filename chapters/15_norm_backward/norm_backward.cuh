@@ -48,8 +48,9 @@ constexpr int kMinBlocks = kHeld == 1 ? 1024 / kBlock : 1;
 /// for threads of 1 or 2 packs; except one-pack threads of more than 8 accumulators (16-bit
 /// LayerNorm), which spill at the 64-register bound. H100: 2 rows +4% to +16% at 1536-8192
 /// columns, a spilling 16-bit LayerNorm -6% to -13% in groups under the block (TUNING.md); in a
-/// group of 512 it gained, until the trips ahead and one barrier a trip (H200: one row +2% to +6%).
-template <int kAccs, int kPack, int kHeld, int kGroups, bool kRegAcc>
+/// group of 512 it gained, until the trips ahead and one barrier a trip (H200: one row +1% to +2%
+/// there, +2% to +6% with stats_ahead, which only one-row trips take).
+template <int kAccs, int kPack, int kHeld, bool kRegAcc>
 constexpr int rows_at_once() {
   if (!kRegAcc || kHeld > 2) return 1;
   return kHeld == 1 && kAccs * kPack > 8 ? 1 : 2;
@@ -67,21 +68,23 @@ constexpr int rows_at_once() {
 template <typename T, int kAccs, int kPack, int kGroups, int kHeld, bool kRegAcc, bool kSplit>
 constexpr int trips_ahead() {
   const bool regs = kRegAcc && kHeld > 0 && kAccs * kPack * kHeld <= kAheadMaxAccs;
-  const bool one_row = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>() == 1;
+  const bool one_row = rows_at_once<kAccs, kPack, kHeld, kRegAcc>() == 1;
   const bool ahead = regs && (kGroups == 1 || one_row) && !(kSplit && kHeld > 2);
   return ahead && kPack * sizeof(T) == 16 ? kTripsAhead : 0;
 }
 /// Whether a group asks for its next trip's saved mean and rstd while it works on this one:
 /// where its trips are staged and a trip is one row (16-bit LayerNorm's one-pack groups; threads
-/// of 4 packs). H200: +3% to +9% for 16-bit LayerNorm at 256-4096 columns, within 1% at 4 packs;
-/// two rows a trip lost 2-7%, their loads held in registers a trip longer (TUNING.md).
+/// of 4 packs): x and dy have landed in the stage, but a trip's first sums waited a round trip
+/// for these two. H200: +3% to +9% for 16-bit LayerNorm at 256-2048 columns, +1% to +3% at
+/// 3072-4096 (a group of 512), within 1% at 4 packs; with two rows a trip it mostly lost 2-7%,
+/// four loads held in registers a trip longer (TUNING.md).
 constexpr bool stats_ahead(int ahead, int rows) { return ahead > 0 && rows == 1; }
 /// Their staging area (and the stage of the trip in use), at the start of dynamic shared memory.
 /// The host takes the kernel with it only where it fits without fewer blocks resident (launch.cuh).
 template <typename T, int kAccs, int kPack, int kGroup, int kGroups, int kHeld, bool kRegAcc, bool kSplit>
 constexpr size_t staging_bytes() {
   constexpr int kAhead = trips_ahead<T, kAccs, kPack, kGroups, kHeld, kRegAcc, kSplit>();
-  constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>();
+  constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kRegAcc>();
   return kAhead > 0 ? Staging<kAhead + 1, kRows, kHeld, kBlockOf<kGroup, kGroups>>::kBytes : 0;
 }
 /// [trips_ahead]
@@ -117,7 +120,7 @@ __global__ void __launch_bounds__(kBlockOf<kGroup, kGroups>, kMinBlocks<kGroup *
   cudaTriggerProgrammaticLaunchCompletion();  // column_sum.cuh's kernel may launch (and wait)
 #endif
   constexpr int kAccs = kLayer ? 2 : 1, kBlock = kGroup * kGroups, kRegs = kRegAcc ? kHeld * kPack : 1;
-  constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kGroups, kRegAcc>();  // a group's rows in flight
+  constexpr int kRows = rows_at_once<kAccs, kPack, kHeld, kRegAcc>();  // a group's rows in flight
   constexpr int kH = kHeld > 0 ? kHeld : 1;
   constexpr int kAhead = kStaged ? trips_ahead<T, kAccs, kPack, kGroups, kHeld, kRegAcc, kSplit>() : 0;
   static_assert(!kStaged || kAhead > 0, "a staged kernel has trips ahead");

@@ -87,11 +87,11 @@ inline int64_t split_slice_packs(int accs_per_pack) {
   return std::min<int64_t>(kSplitSlicePacks, 512 * std::max(1, kSplitRegAccs / accs_per_pack));
 }
 /// The blocks a row of `packs` packs is split across (1: not split). Slices always exceed 512
-/// packs (a group of 512, one row a block at a time): on_chip holds for every row of 2048 packs
-/// or fewer, and kSplitFixedMinPacks > 1024.
+/// packs (a group of 512 a slice): rows of 1024 packs or fewer are never split (on_chip holds up
+/// to 2048 packs, `spilled` starts past 1024, kSplitFixedMinPacks > 1024).
 inline int split_blocks(int64_t packs, bool on_chip, int accs_per_pack) {
   // A block of 512 holds 1025-2048 packs at 4 a thread in registers (row_groups.cuh: shape_for).
-  // H200: 16-bit LayerNorm split there, +21% to +31% at 12288-16384 columns (TUNING.md).
+  // H200: 16-bit LayerNorm split there, +16% to +31% at 12288-16384 columns (TUNING.md).
   const bool spilled = packs > kSplitSlicePacks / 2 && packs <= kSplitSlicePacks &&
                        kSplitSlicePacks / 512 * accs_per_pack > kSplitRegAccs;
   if (on_chip && packs <= kSplitFixedMinPacks && !spilled) return 1;

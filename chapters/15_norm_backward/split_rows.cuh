@@ -4,7 +4,7 @@
 /// twice, and LayerNorm's two rows of sums leave shared memory from about 20000 fp32 columns; a
 /// cluster of 2-8 blocks (chapter 13) keeps them on chip. Block k of the cluster takes slice k of
 /// every row, adds its slice's row sums with the other blocks' through distributed shared memory,
-/// and keeps its slice's column sums in registers (whole packs) or its shared memory (peeled rows).
+/// and keeps its slice's column sums in registers (a block's rows of one layout: plan.h, row_period).
 #pragma once
 
 #include <cooperative_groups.h>
