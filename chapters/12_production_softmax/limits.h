@@ -137,15 +137,18 @@ inline std::pair<int64_t, int64_t> block_regs_cols(int elem_bytes, bool backward
   if (backward)
     return {policy::kBlockRegsBackwardMinBytes / 2 / elem_bytes,
             policy::block_regs_backward_end_bytes(elem_bytes) / 2 / elem_bytes};
-  return {(policy::kBlockRegsForwardMinBytes + 16) / elem_bytes, policy::kBlockRegsForwardEndBytes / elem_bytes};
+  return {(policy::kBlockRegsForwardMinBytes + 16) / elem_bytes,
+          (policy::block_regs_forward_max_bytes(elem_bytes) + 16) / elem_bytes};
 }
 
 /// The first and last cols of a peeled row (not whole packs) that the block-registers path takes:
-/// the same for the forward's x and for each of the backward's y and dy, but the fp32 backward's,
-/// which go to the path's limit.
+/// the same for the forward's x and for each of the backward's y and dy in 16-bit; fp32 rows to
+/// 12287 forward (the last such cols under policy::kBlockRegsForwardF32PeeledMaxCols) and to the
+/// path's limit backward.
 inline std::pair<int64_t, int64_t> block_regs_peeled_cols(int elem_bytes, bool backward = false) {
-  const int64_t last = backward && elem_bytes == 4 ? policy::kBlockRegsMaxCols - 1
-                                                   : policy::kBlockRegsPeeledMaxBytes / elem_bytes - 1;
+  const int64_t last = elem_bytes != 4 ? policy::kBlockRegsPeeledMaxBytes / elem_bytes - 1
+                       : backward     ? policy::kBlockRegsMaxCols - 1
+                                      : policy::kBlockRegsForwardF32PeeledMaxCols - 1;
   return {policy::kBlockRegsForwardMinBytes / elem_bytes + 1, last};
 }
 

@@ -98,19 +98,21 @@ inline const char* block_regs_limit_text() {
 /// The block-registers path (softmax_block_regs_kernel and the backward's): a block per row, each
 /// thread holding up to policy::kBlockRegsMaxElems elements of each tensor in registers (four fp32
 /// packs, two 16-bit ones, or 16 elements read one at a time), so rows of up to 1024 x 16 = 16384
-/// columns. The dispatch takes it, with 16-byte packs (a peeled row's too, up to 8 KB) and from
+/// columns. The dispatch takes it, with 16-byte packs (peeled rows too: policy.h) and from
 /// policy::long_rows_min rows (enough to fill every SM with resident rows), for the forward's rows
-/// of more than 4 KB and under 16 KB of x and the backward's of 4 KB to 32 KB of y and dy
-/// (policy::block_regs_*_fits).
+/// of more than 4 KB of x (up to 16 KB in 16-bit, to the path's limit in fp32) and the backward's
+/// of 4 KB to 32 KB of y and dy (fp32: to the limit) (policy::block_regs_*_fits).
 ///
 /// The block size. A block holds a whole row in flight, so an SM with r resident blocks has r rows
 /// of loads in flight: r x row_bytes (the bytes a row reads). Of 128, 256, 384, 512, 768 and 1024
 /// threads, each size that holds the row in at most kMaxPacks packs per thread is a candidate;
-/// r comes from the occupancy of its kernel (registers grow with packs per thread), and the size
-/// whose r x row_bytes is nearest `in_flight` wins (the smaller on a tie): the policy's
-/// kBlockRegsForwardInFlight and kBlockRegsBackwardInFlight, scaled to the GPU's DRAM bandwidth
-/// per SM (in_flight_target). Fewer bytes in flight starve DRAM; more tie the SM to many rows'
-/// reductions at once, level or slower.
+/// r comes from the occupancy of its kernel (registers grow with packs per thread). The sizes
+/// that keep policy::kBlockRegsMinRowsPerSm rows (3) on an SM come first: with two, both rows can
+/// be in their reductions and stores at once, nothing loading. Of those, the size whose
+/// r x row_bytes is nearest `in_flight` wins, a byte short counting kBlockRegsShortfallWeight
+/// (1.5) bytes past it (the smaller size on a tie): fewer bytes in flight starve DRAM, more only
+/// queue. `in_flight` is the policy's kBlockRegsForwardInFlight or kBlockRegsBackwardInFlight,
+/// scaled to the GPU's DRAM bandwidth per SM (in_flight_target).
 struct BlockRegsShape {
   int block = 0;  // threads, 0: the row does not fit
   int packs = 0;  // packs per thread
@@ -120,13 +122,19 @@ template <typename Kernel, size_t kMaxPacks>
 BlockRegsShape block_regs_shape(const std::array<Kernel, kMaxPacks>& kernels, int64_t num_packs, int64_t row_bytes,
                                 int64_t in_flight) {
   BlockRegsShape best;
-  int64_t best_gap = INT64_MAX;
+  double best_gap = 1e300;
+  bool best_few = true;
   for (int block : {128, 256, 384, 512, 768, 1024}) {
     const int64_t packs = std::max<int64_t>(1, course::ceil_div(num_packs, int64_t(block)));  // a row of edges only: one
     if (packs > int64_t(kMaxPacks)) continue;
     const int64_t rows_per_sm = course::resident_threads(kernels[packs - 1], block, 0) / block;
-    const int64_t gap = std::abs(rows_per_sm * row_bytes - in_flight);
-    if (rows_per_sm > 0 && gap < best_gap) best_gap = gap, best = {block, int(packs)};
+    if (rows_per_sm <= 0) continue;
+    const int64_t bytes = rows_per_sm * row_bytes;
+    const double gap = bytes >= in_flight ? double(bytes - in_flight)
+                                          : policy::kBlockRegsShortfallWeight * double(in_flight - bytes);
+    const bool few = rows_per_sm < policy::kBlockRegsMinRowsPerSm;
+    if (few < best_few || (few == best_few && gap < best_gap))
+      best_few = few, best_gap = gap, best = {block, int(packs)};
   }
   return best;
 }

@@ -91,8 +91,10 @@ constexpr int kBlockRegsMaxBlock = 1024, kBlockRegsMaxElems = 16;
 constexpr int64_t kBlockRegsMaxCols = int64_t(kBlockRegsMaxBlock) * kBlockRegsMaxElems;
 /// Forward rows of more than this many bytes of x take it (fp32 +0.2-2.0% at 1280-3584 columns),
 constexpr int64_t kBlockRegsForwardMinBytes = 4 * 1024;
-/// and under this many (fp32 4096-5120 columns: 2.0-3.7% slower than the shared-memory path).
-constexpr int64_t kBlockRegsForwardEndBytes = 16 * 1024;
+/// and 16-bit rows up to this many (H200: 8192 columns 99% of the matched copy, shared memory 91%;
+/// 10000 columns, two packs a thread in blocks of 768, 72% against 91%); fp32 rows to the path's limit
+/// (H200: 5000 columns 97.5% against 90.8%, 6144-16384 within 1.1%; H100: level, 4096-16384).
+constexpr int64_t kBlockRegsForward16BitMaxBytes = 16 * 1024;
 /// Backward rows whose y and dy hold this many bytes or more (fp32 512 columns: +0.4-0.8% over warp),
 constexpr int64_t kBlockRegsBackwardMinBytes = 4 * 1024;
 /// and under this many in 16-bit (H100: 0.0% to +1.5% at 1280-6144 columns; 8192-10000 not measured);
@@ -106,6 +108,12 @@ constexpr int64_t kBlockRegsBackwardF32EndBytes = 2 * 4 * (kBlockRegsMaxCols + 4
 constexpr int64_t kBlockRegsForwardInFlight = 48 * 1024;
 /// and backward (48 KB: up to 7% slower).
 constexpr int64_t kBlockRegsBackwardInFlight = 64 * 1024;
+/// Rows resident per SM the block size keeps where it can: 3 (H200, 2 rows of 63-64 KB at 768 threads,
+/// fp32 6144-8193 columns: 85-94% of the matched copy; 3-4 rows at 512 threads: 97%).
+constexpr int kBlockRegsMinRowsPerSm = 3;
+/// A byte short of the target weighs this many bytes past it (H200: fp32 3072 columns, 60 KB at 384
+/// threads 100.5% against 96 KB at 256 98.3%; 1536 columns, 48 KB at 256 96.7% against 96 KB at 128 98.4%).
+constexpr double kBlockRegsShortfallWeight = 1.5;
 /// The H100's peak DRAM bandwidth per SM, GB/s (2 x 2619 MHz x 5120 bits over 132 SMs): where
 /// both targets were measured.
 constexpr double kInFlightReferenceGBpsPerSm = 2 * 2.619 * 640 / 132;
@@ -120,6 +128,9 @@ constexpr int64_t in_flight_target(const Device& d, int64_t at_reference) {
 /// (16-bit forward at 8191 columns: 83% of the copy, shared memory 94%; at 4095: 98 against 92;
 /// 16-bit backward at 1025, 4 KB of y and dy together: 86%, warp 98%).
 constexpr int64_t kBlockRegsPeeledMaxBytes = 8 * 1024;
+/// The forward's peeled fp32 rows to this many columns (H200: 8191-12287 columns 93-97% against
+/// 86-93% in shared memory; 16383, which only blocks of 1024 hold, one a SM: 77% against 97%).
+constexpr int64_t kBlockRegsForwardF32PeeledMaxCols = 12288;
 /// [block_regs_policy]
 
 // ---- The shared-memory path: a block per row, the row in shared memory (paths_smem.cuh) ----
@@ -190,6 +201,11 @@ constexpr int64_t warp_max_cols(int elem_bytes) { return 32 * int64_t(warp_cols_
 constexpr bool block_regs_peeled_fits(int64_t cols, int elem_bytes) {
   return cols * elem_bytes > kBlockRegsForwardMinBytes && cols * elem_bytes <= kBlockRegsPeeledMaxBytes;
 }
+/// The forward's peeled rows: as block_regs_peeled_fits, fp32 to kBlockRegsForwardF32PeeledMaxCols.
+constexpr bool block_regs_forward_peeled_fits(int64_t cols, int elem_bytes) {
+  return elem_bytes == 4 ? cols * elem_bytes > kBlockRegsForwardMinBytes && cols <= kBlockRegsForwardF32PeeledMaxCols
+                         : block_regs_peeled_fits(cols, elem_bytes);
+}
 
 /// Rows from which the warp path takes rows past kWarpAnyRowsMaxCols, and block_regs any: 32 x SMs.
 constexpr int64_t long_rows_min(const Device& d) { return int64_t(kLongRowsPerSm) * d.sm_count; }
@@ -217,9 +233,14 @@ constexpr int64_t cols_in_smem(const Device& d, int elem_bytes, int copies) {
 /// Packs per thread at least for the forward shared-memory kernel's block size.
 constexpr int smem_min_packs(int pack) { return pack >= 8 ? kSmemMinPacks16Bit : kSmemMinPacksF32; }
 
-/// Whether the forward takes the block-registers path for a row of `row_bytes` (with rows enough).
-constexpr bool block_regs_forward_fits(int64_t row_bytes) {
-  return row_bytes > kBlockRegsForwardMinBytes && row_bytes < kBlockRegsForwardEndBytes;
+/// The forward's longest packed row on the block-registers path, in bytes of x: 16 KB of 16-bit
+/// elements, the path's limit in fp32.
+constexpr int64_t block_regs_forward_max_bytes(int elem_bytes) {
+  return elem_bytes == 4 ? 4 * kBlockRegsMaxCols : kBlockRegsForward16BitMaxBytes;
+}
+/// Whether the forward takes the block-registers path for a packed row of `row_bytes` (with rows enough).
+constexpr bool block_regs_forward_fits(int64_t row_bytes, int elem_bytes) {
+  return row_bytes > kBlockRegsForwardMinBytes && row_bytes <= block_regs_forward_max_bytes(elem_bytes);
 }
 /// The first bytes of y and dy together past the backward's rows on the path (peeled rows also
 /// need block_regs_backward_peeled_fits).
@@ -308,8 +329,8 @@ constexpr int64_t backward_cluster_max_cols(const Device& d, int elem_bytes) {
 /// but every tensor lies the same number of elements past a pack boundary, so the peel (blocks/peel.h)
 /// reads them in packs: the block-registers path takes them from more than 4 KB up to 8 KB of x;
 /// the tile path, whose bulk copies move whole rows, does not. In order:
-///  1. more than 4 KB and under 16 KB of x (peeled: up to 8 KB), rows enough: block_regs
-///     (softmax and log-softmax);
+///  1. more than 4 KB and up to 16 KB of x in 16-bit, to the path's limit in fp32 (peeled: up to
+///     8 KB in 16-bit, 12288 columns in fp32), rows enough: block_regs (softmax and log-softmax);
 ///  2. the row in a warp's registers (past 1024 columns, rows enough): tile for packed rows of
 ///     65-256 bytes with the bulk copy (a plain load), else warp;
 ///  3. the row (as cached) in a block's shared memory: smem; with clusters, very few rows of 64 KB
@@ -321,8 +342,8 @@ constexpr Path forward_path(const Device& d, Op op, int64_t rows, int64_t cols, 
   const bool plain = op == Op::softmax || op == Op::log_softmax;
   const int cache_bytes = op == Op::scale_mask_softmax ? 4 : elem_bytes;
   const bool many_rows = rows >= long_rows_min(d);
-  const bool regs = packed || (peeled && block_regs_peeled_fits(cols, elem_bytes));
-  if (plain && regs && block_regs_forward_fits(cols * elem_bytes) && many_rows) return Path::block_regs;
+  const bool regs = packed || (peeled && block_regs_forward_peeled_fits(cols, elem_bytes));
+  if (plain && regs && block_regs_forward_fits(cols * elem_bytes, elem_bytes) && many_rows) return Path::block_regs;
   if (cols <= warp_max_cols(elem_bytes) && (cols <= kWarpAnyRowsMaxCols || many_rows))
     return op != Op::scale_mask_softmax && packed && tile_fits(cols * elem_bytes) && d.bulk_copy ? Path::tile
                                                                                                   : Path::warp;

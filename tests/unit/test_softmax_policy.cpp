@@ -71,7 +71,8 @@ TEST(SoftmaxPolicy, WarpPacksPerLane) {
 }
 
 // Rows that are not whole packs but that the peel reads in packs (peel.h): the block-registers
-// path takes them from more than 4 KB up to 8 KB per tensor (policy::block_regs_peeled_fits),
+// path takes them from more than 4 KB up to 8 KB per tensor in 16-bit, to 12288 columns in fp32
+// (policy::block_regs_forward_peeled_fits),
 // within its band for packed rows; the tile path, whose bulk copies move whole rows, never does.
 TEST(SoftmaxPolicy, PeeledRows) {
   auto peeled = [](const Device& d, int64_t rows, int64_t cols, int elem, Op op = Op::softmax) {
@@ -79,9 +80,10 @@ TEST(SoftmaxPolicy, PeeledRows) {
   };
   const int64_t many = policy::long_rows_min(kH100);
   EXPECT_EQ(peeled(kH100, many, 1025, 4), Path::block_regs);
-  EXPECT_EQ(peeled(kH100, many, 2047, 4), Path::block_regs);  // 8188 bytes
-  EXPECT_EQ(peeled(kH100, many, 2049, 4), Path::smem);        // past 8 KB
-  EXPECT_EQ(peeled(kH100, many, 4095, 4), Path::smem);
+  EXPECT_EQ(peeled(kH100, many, 2049, 4), Path::block_regs);   // fp32: to 12288 columns
+  EXPECT_EQ(peeled(kH100, many, 12287, 4), Path::block_regs);
+  EXPECT_EQ(peeled(kH100, many, 12289, 4), Path::smem);
+  EXPECT_EQ(peeled(kH100, many, 16383, 4), Path::smem);
   EXPECT_EQ(peeled(kH100, many, 1023, 4), Path::warp);
   EXPECT_EQ(peeled(kH100, many - 1, 1025, 4), Path::smem);  // too few rows
   EXPECT_EQ(peeled(kH100, many, 2047, 2), Path::warp);      // 4 KB or less
@@ -118,12 +120,13 @@ TEST(SoftmaxPolicy, ForwardBlockRegisters) {
   EXPECT_EQ(fwd(kH100, r, 1028), Path::block_regs);  // the first packed row past 4 KB
   EXPECT_EQ(fwd(kH100, r - 1, 1028), Path::smem);    // rows too few
   EXPECT_EQ(fwd(kH100, r, 1029, 4, false), Path::smem);  // not packed
-  EXPECT_EQ(fwd(kH100, r, 4092), Path::block_regs);
-  EXPECT_EQ(fwd(kH100, r, 4096), Path::smem);        // 16 KB
-  EXPECT_EQ(fwd(kH100, r, 2048, 2), Path::warp);     // 16-bit: 4 KB, in a warp's registers
+  EXPECT_EQ(fwd(kH100, r, 4096), Path::block_regs);    // fp32: to the path's limit
+  EXPECT_EQ(fwd(kH100, r, 16384), Path::block_regs);
+  EXPECT_EQ(fwd(kH100, r, 16388), Path::smem);          // past 16 elements a thread of 1024
+  EXPECT_EQ(fwd(kH100, r, 2048, 2), Path::warp);        // 16-bit: 4 KB, in a warp's registers
   EXPECT_EQ(fwd(kH100, r, 2056, 2), Path::block_regs);
-  EXPECT_EQ(fwd(kH100, r, 8184, 2), Path::block_regs);
-  EXPECT_EQ(fwd(kH100, r, 8192, 2), Path::smem);
+  EXPECT_EQ(fwd(kH100, r, 8192, 2), Path::block_regs);  // 16 KB
+  EXPECT_EQ(fwd(kH100, r, 8200, 2), Path::smem);
   EXPECT_EQ(fwd(kH100, r, 2056, 2, true, Op::scale_mask_softmax), Path::warp);  // no block_regs: warp
   EXPECT_EQ(fwd(kH100, r, 1028, 4, true, Op::unfused_logits), Path::smem);
   const int64_t small = policy::long_rows_min(kSmallSmem);  // 4096
