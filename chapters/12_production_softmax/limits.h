@@ -142,14 +142,16 @@ inline std::pair<int64_t, int64_t> block_regs_cols(int elem_bytes, bool backward
 }
 
 /// The first and last cols of a peeled row (not whole packs) that the block-registers path takes:
-/// the same for the forward's x and for each of the backward's y and dy in 16-bit; fp32 rows to
-/// 12287 forward (the last such cols under policy::kBlockRegsForwardF32PeeledMaxCols) and to the
-/// path's limit backward.
+/// from more than 4 KB of each tensor (the 16-bit forward's past the warp path's 3072 columns), to
+/// 8 KB in 16-bit; fp32 rows to 12287 forward (the last such cols under
+/// policy::kBlockRegsForwardF32PeeledMaxCols) and to the path's limit backward.
 inline std::pair<int64_t, int64_t> block_regs_peeled_cols(int elem_bytes, bool backward = false) {
   const int64_t last = elem_bytes != 4 ? policy::kBlockRegsPeeledMaxBytes / elem_bytes - 1
                        : backward     ? policy::kBlockRegsMaxCols - 1
                                       : policy::kBlockRegsForwardF32PeeledMaxCols - 1;
-  return {policy::kBlockRegsForwardMinBytes / elem_bytes + 1, last};
+  const int64_t first = !backward && elem_bytes != 4 ? policy::warp_max_cols(elem_bytes) + 1
+                                                     : policy::kBlockRegsForwardMinBytes / elem_bytes + 1;
+  return {first, last};
 }
 
 /// The block-registers path's boundaries: its first and last packed cols and those beside them, at
@@ -162,7 +164,7 @@ inline Shapes block_regs_boundary(const policy::Device& d, int elem_bytes, bool 
   // The peeled rows (blocks/peel.h): the first and last cols that are not whole packs, and the first
   // such cols past each end.
   const auto [lo, hi] = block_regs_peeled_cols(elem_bytes, backward);
-  append(v, {{r - 1, lo}, {r, lo - 1}, {r, lo}, {r, hi}, {r, hi + 2}});
+  append(v, {{r - 1, lo}, {r, lo - 2}, {r, lo}, {r, hi}, {r, hi + 2}});
   return v;
 }
 

@@ -5,7 +5,7 @@
 /// suite's boundary shapes (limits.h) and tests/unit/test_softmax_policy.cpp all call these
 /// functions. Each tuned value is a named constant with one line: what it decides, and the figure
 /// that set it, measured on the H100 (132 SMs, 227 KB of opt-in shared memory per block, 2048
-/// threads per SM; the cluster rules marked H200: an H200, the same SMs and shared memory); the
+/// threads per SM; the rules marked H200: an H200, the same SMs and shared memory); the
 /// TUNING.md of the chapter whose path it tunes has the measurement's date and how to repeat it.
 /// Values that follow from the GPU are functions of `Device`.
 #pragma once
@@ -93,7 +93,7 @@ constexpr int64_t kBlockRegsMaxCols = int64_t(kBlockRegsMaxBlock) * kBlockRegsMa
 constexpr int64_t kBlockRegsForwardMinBytes = 4 * 1024;
 /// and 16-bit rows up to this many (H200: 8192 columns 99% of the matched copy, shared memory 91%;
 /// 10000 columns, two packs a thread in blocks of 768, 72% against 91%); fp32 rows to the path's limit
-/// (H200: 5000 columns 97.5% against 90.8%, 6144-16384 within 1.1%; H100: level, 4096-16384).
+/// (H200: 5000 columns 97.5% against 90.7%, 6144-16384 within 1.1%; H100: level, 4096-16384).
 constexpr int64_t kBlockRegsForward16BitMaxBytes = 16 * 1024;
 /// Backward rows whose y and dy hold this many bytes or more (fp32 512 columns: +0.4-0.8% over warp),
 constexpr int64_t kBlockRegsBackwardMinBytes = 4 * 1024;
@@ -108,8 +108,8 @@ constexpr int64_t kBlockRegsBackwardF32EndBytes = 2 * 4 * (kBlockRegsMaxCols + 4
 constexpr int64_t kBlockRegsForwardInFlight = 48 * 1024;
 /// and backward (48 KB: up to 7% slower).
 constexpr int64_t kBlockRegsBackwardInFlight = 64 * 1024;
-/// Rows resident per SM the block size keeps where it can: 3 (H200, 2 rows of 63-64 KB at 768 threads,
-/// fp32 6144-8193 columns: 85-94% of the matched copy; 3-4 rows at 512 threads: 97%).
+/// Rows resident per SM the block size keeps where it can: 3 (H200, 2 rows of 48-64 KB at 768 threads,
+/// fp32 6144-8192 columns: 85-94% of the matched copy; 3-4 rows at 512 threads: 97%).
 constexpr int kBlockRegsMinRowsPerSm = 3;
 /// A byte short of the target weighs this many bytes past it (H200: fp32 3072 columns, 60 KB at 384
 /// threads 100.5% against 96 KB at 256 98.3%; 1536 columns, 48 KB at 256 96.7% against 96 KB at 128 98.4%).
@@ -201,10 +201,12 @@ constexpr int64_t warp_max_cols(int elem_bytes) { return 32 * int64_t(warp_cols_
 constexpr bool block_regs_peeled_fits(int64_t cols, int elem_bytes) {
   return cols * elem_bytes > kBlockRegsForwardMinBytes && cols * elem_bytes <= kBlockRegsPeeledMaxBytes;
 }
-/// The forward's peeled rows: as block_regs_peeled_fits, fp32 to kBlockRegsForwardF32PeeledMaxCols.
+/// The forward's peeled rows: fp32 of more than 4 KB to kBlockRegsForwardF32PeeledMaxCols; 16-bit as
+/// block_regs_peeled_fits, past the warp path's 3072 columns (H200, 49152 rows, 2049-3071 columns:
+/// warp 95-98% of the matched copy, block_regs 59-90%, its peeled kernel at 42 registers).
 constexpr bool block_regs_forward_peeled_fits(int64_t cols, int elem_bytes) {
   return elem_bytes == 4 ? cols * elem_bytes > kBlockRegsForwardMinBytes && cols <= kBlockRegsForwardF32PeeledMaxCols
-                         : block_regs_peeled_fits(cols, elem_bytes);
+                         : cols > warp_max_cols(elem_bytes) && block_regs_peeled_fits(cols, elem_bytes);
 }
 
 /// Rows from which the warp path takes rows past kWarpAnyRowsMaxCols, and block_regs any: 32 x SMs.
@@ -327,10 +329,11 @@ constexpr int64_t backward_cluster_max_cols(const Device& d, int elem_bytes) {
 /// The forward path of rows x cols of `elem_bytes`-byte elements; `packed`: 16-byte packs apply
 /// (cols a multiple of 16 bytes, every pointer aligned); `peeled`: the rows are not whole packs,
 /// but every tensor lies the same number of elements past a pack boundary, so the peel (blocks/peel.h)
-/// reads them in packs: the block-registers path takes them from more than 4 KB up to 8 KB of x;
+/// reads them in packs: the block-registers path takes them as rule 1 says;
 /// the tile path, whose bulk copies move whole rows, does not. In order:
-///  1. more than 4 KB and up to 16 KB of x in 16-bit, to the path's limit in fp32 (peeled: up to
-///     8 KB in 16-bit, 12288 columns in fp32), rows enough: block_regs (softmax and log-softmax);
+///  1. more than 4 KB and up to 16 KB of x in 16-bit, to the path's limit in fp32 (peeled: 3073
+///     columns to 8 KB in 16-bit, to 12288 columns in fp32), rows enough: block_regs (softmax and
+///     log-softmax);
 ///  2. the row in a warp's registers (past 1024 columns, rows enough): tile for packed rows of
 ///     65-256 bytes with the bulk copy (a plain load), else warp;
 ///  3. the row (as cached) in a block's shared memory: smem; with clusters, very few rows of 64 KB

@@ -71,8 +71,8 @@ TEST(SoftmaxPolicy, WarpPacksPerLane) {
 }
 
 // Rows that are not whole packs but that the peel reads in packs (peel.h): the block-registers
-// path takes them from more than 4 KB up to 8 KB per tensor in 16-bit, to 12288 columns in fp32
-// (policy::block_regs_forward_peeled_fits),
+// path takes them from more than 4 KB to 12288 columns in fp32, 16-bit ones past the warp path's 3072
+// columns up to 8 KB (policy::block_regs_forward_peeled_fits),
 // within its band for packed rows; the tile path, whose bulk copies move whole rows, never does.
 TEST(SoftmaxPolicy, PeeledRows) {
   auto peeled = [](const Device& d, int64_t rows, int64_t cols, int elem, Op op = Op::softmax) {
@@ -87,7 +87,9 @@ TEST(SoftmaxPolicy, PeeledRows) {
   EXPECT_EQ(peeled(kH100, many, 1023, 4), Path::warp);
   EXPECT_EQ(peeled(kH100, many - 1, 1025, 4), Path::smem);  // too few rows
   EXPECT_EQ(peeled(kH100, many, 2047, 2), Path::warp);      // 4 KB or less
-  EXPECT_EQ(peeled(kH100, many, 2049, 2), Path::block_regs);
+  EXPECT_EQ(peeled(kH100, many, 2049, 2), Path::warp);        // 16-bit: the warp path to 3072
+  EXPECT_EQ(peeled(kH100, many, 3071, 2), Path::warp);
+  EXPECT_EQ(peeled(kH100, many, 3073, 2), Path::block_regs);
   EXPECT_EQ(peeled(kH100, many, 4095, 2), Path::block_regs);
   EXPECT_EQ(peeled(kH100, many, 4097, 2), Path::smem);
   EXPECT_EQ(peeled(kH100, many, 8191, 2), Path::smem);
