@@ -129,7 +129,7 @@ constexpr int64_t in_flight_target(const Device& d, int64_t at_reference) {
 /// 16-bit backward at 1025, 4 KB of y and dy together: 86%, warp 98%).
 constexpr int64_t kBlockRegsPeeledMaxBytes = 8 * 1024;
 /// The forward's peeled fp32 rows to this many columns (H200: 8191-12287 columns 93-97% against
-/// 86-93% in shared memory; 16383, which only blocks of 1024 hold, one a SM: 77% against 97%).
+/// 86-93% in shared memory; 16383, which only blocks of 1024 hold, one an SM: 77% against 97%).
 constexpr int64_t kBlockRegsForwardF32PeeledMaxCols = 12288;
 /// [block_regs_policy]
 
