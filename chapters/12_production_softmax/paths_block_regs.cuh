@@ -122,22 +122,16 @@ struct BlockRegsShape {
 template <typename Kernel, size_t kMaxPacks>
 BlockRegsShape block_regs_shape(const std::array<Kernel, kMaxPacks>& kernels, int64_t num_packs, int64_t row_bytes,
                                 int64_t in_flight) {
-  BlockRegsShape best;
-  double best_gap = 1e300;
-  bool best_few = true;
+  policy::BlockRegsCandidate c[6];
+  int n = 0;
   for (int block : {128, 256, 384, 512, 768, 1024}) {
-    const int64_t packs = std::max<int64_t>(1, course::ceil_div(num_packs, int64_t(block)));  // a row of edges only: one
+    // A row of edges only: one pack.
+    const int64_t packs = std::max<int64_t>(1, course::ceil_div(num_packs, int64_t(block)));
     if (packs > int64_t(kMaxPacks)) continue;
-    const int64_t rows_per_sm = course::resident_threads(kernels[packs - 1], block, 0) / block;
-    if (rows_per_sm <= 0) continue;
-    const int64_t bytes = rows_per_sm * row_bytes;
-    const double gap = bytes >= in_flight ? double(bytes - in_flight)
-                                          : policy::kBlockRegsShortfallWeight * double(in_flight - bytes);
-    const bool few = rows_per_sm < policy::kBlockRegsMinRowsPerSm;
-    if (few < best_few || (few == best_few && gap < best_gap))
-      best_few = few, best_gap = gap, best = {block, int(packs)};
+    c[n++] = {block, int(packs), course::resident_threads(kernels[packs - 1], block, 0) / block};
   }
-  return best;
+  const int i = policy::block_regs_pick(c, n, row_bytes, in_flight);  // policy.h: the rule, host-tested
+  return i < 0 ? BlockRegsShape{} : BlockRegsShape{c[i].block, c[i].packs};
 }
 
 /// The kernels of kernel_for(std::integral_constant<int, N>{}) for N = 1 .. kMaxPacks packs per

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -58,6 +59,35 @@ TEST(SoftmaxPolicy, BytesInFlightScaleWithBandwidth) {
   EXPECT_NEAR(double(policy::in_flight_target(kH200, fwd48)), fwd48 * ratio, 1.0);
   EXPECT_EQ(policy::in_flight_target(kH100, policy::kBlockRegsBackwardInFlight), policy::kBlockRegsBackwardInFlight);
   EXPECT_GT(policy::in_flight_target(kH200, policy::kBlockRegsBackwardInFlight), 90 * 1024);
+}
+
+// The block-registers block size (policy::block_regs_pick) on the candidates the launcher builds,
+// with each kernel's resident rows from its registers (ptxas, sm_90; 2048 threads an SM): the
+// choices the H200's rounds measured best (chapter 12's TUNING.md), and the H100's at 16-bit 4096.
+TEST(SoftmaxPolicy, BlockRegsBlockSize) {
+  using C = policy::BlockRegsCandidate;
+  auto pick = [](std::initializer_list<C> c, int64_t row_bytes, int64_t in_flight) {
+    const std::vector<C> v(c);
+    const int i = policy::block_regs_pick(v.data(), int(v.size()), row_bytes, in_flight);
+    return i < 0 ? 0 : v[size_t(i)].block;
+  };
+  const int64_t h200 = policy::in_flight_target(kH200, policy::kBlockRegsForwardInFlight);  // 69 KB
+  const int64_t h100 = policy::kBlockRegsForwardInFlight;                                    // 48 KB
+  // fp32 6144 columns (24 KB): 768 threads hold two rows (48 KB), 512 four (96 KB): three rows first.
+  EXPECT_EQ(pick({{384, 4, 5}, {512, 3, 4}, {768, 2, 2}, {1024, 2, 2}}, 24576, h200), 512);
+  // fp32 8192 (32 KB): 768 and 1024 hold two rows (64 KB, nearer the target), 512 four.
+  EXPECT_EQ(pick({{512, 4, 4}, {768, 3, 2}, {1024, 2, 2}}, 32768, h200), 512);
+  // fp32 3072 (12 KB): 384 threads, 60 KB (short), against 256, 96 KB: the shortfall weighs 1.5.
+  EXPECT_EQ(pick({{256, 3, 8}, {384, 2, 5}, {512, 2, 4}, {768, 1, 2}, {1024, 1, 2}}, 12288, h200), 384);
+  // fp32 1536 (6 KB): 256 threads, 48 KB, short by more than 128 threads' 96 KB is past.
+  EXPECT_EQ(pick({{128, 3, 16}, {256, 2, 8}, {384, 1, 5}, {512, 1, 4}, {768, 1, 2}, {1024, 1, 2}}, 6144, h200), 128);
+  // 16-bit 4096 (8 KB) on the H100: 384 threads (40 KB) against 256 (64 KB), the lesson's exercise 2.
+  EXPECT_EQ(pick({{256, 2, 8}, {384, 2, 5}, {512, 1, 4}, {768, 1, 2}, {1024, 1, 2}}, 8192, h100), 384);
+  // fp32 12289, peeled (48 KB): only 768 and 1024 hold it, one and two rows: none has three.
+  EXPECT_EQ(pick({{768, 4, 2}, {1024, 4, 1}}, 49156, h200), 768);
+  EXPECT_EQ(pick({{256, 2, 4}, {512, 1, 4}}, 16384, h200), 256);  // a tie: the smaller block
+  EXPECT_EQ(pick({{1024, 4, 0}}, 65536, h200), 0);                 // no resident row: none
+  EXPECT_EQ(pick({}, 65536, h200), 0);
 }
 
 TEST(SoftmaxPolicy, WarpPacksPerLane) {
