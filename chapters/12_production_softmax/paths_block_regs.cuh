@@ -17,6 +17,7 @@
 #include "harness/errors.h"
 #include "harness/launch_math.h"
 #include "paths_common.cuh"
+#include "block_regs_pick.h"
 #include "blocks/peel.h"
 #include "softmax.cuh"
 
@@ -130,7 +131,7 @@ BlockRegsShape block_regs_shape(const std::array<Kernel, kMaxPacks>& kernels, in
     if (packs > int64_t(kMaxPacks)) continue;
     c[n++] = {block, int(packs), course::resident_threads(kernels[packs - 1], block, 0) / block};
   }
-  const int i = policy::block_regs_pick(c, n, row_bytes, in_flight);  // policy.h: the rule, host-tested
+  const int i = policy::block_regs_pick(c, n, row_bytes, in_flight);  // block_regs_pick.h: the rule, host-tested
   return i < 0 ? BlockRegsShape{} : BlockRegsShape{c[i].block, c[i].packs};
 }
 

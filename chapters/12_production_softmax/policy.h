@@ -244,35 +244,6 @@ constexpr int64_t block_regs_forward_max_bytes(int elem_bytes) {
 constexpr bool block_regs_forward_fits(int64_t row_bytes, int elem_bytes) {
   return row_bytes > kBlockRegsForwardMinBytes && row_bytes <= block_regs_forward_max_bytes(elem_bytes);
 }
-/// A block size the block-registers launcher may take (block_regs_shape in paths_block_regs.cuh):
-/// its threads, packs per thread, and the rows of it an SM holds (from the kernel's occupancy).
-struct BlockRegsCandidate {
-  int block = 0;
-  int packs = 0;
-  int64_t rows_per_sm = 0;
-};
-/// [block_regs_pick]
-/// The block size's rule: the index of the candidate the launcher takes for rows of `row_bytes`
-/// bytes read and a target of `in_flight` bytes per SM, -1 when none has a resident row. Those
-/// with kBlockRegsMinRowsPerSm rows come first; then the least gap between rows x row_bytes and
-/// the target, a byte short weighing kBlockRegsShortfallWeight bytes past; the first (smaller
-/// block) on a tie.
-constexpr int block_regs_pick(const BlockRegsCandidate* c, int n, int64_t row_bytes, int64_t in_flight) {
-  int best = -1;
-  double best_gap = 0;
-  bool best_few = true;
-  for (int i = 0; i < n; ++i) {
-    if (c[i].rows_per_sm <= 0) continue;
-    const int64_t bytes = c[i].rows_per_sm * row_bytes;
-    const double gap = bytes >= in_flight ? double(bytes - in_flight)
-                                          : kBlockRegsShortfallWeight * double(in_flight - bytes);
-    const bool few = c[i].rows_per_sm < kBlockRegsMinRowsPerSm;
-    if (best < 0 || few < best_few || (few == best_few && gap < best_gap))
-      best = i, best_gap = gap, best_few = few;
-  }
-  return best;
-}
-/// [block_regs_pick]
 /// The first bytes of y and dy together past the backward's rows on the path (peeled rows also
 /// need block_regs_backward_peeled_fits).
 constexpr int64_t block_regs_backward_end_bytes(int elem_bytes) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "12_production_softmax/block_regs_pick.h"
 #include "12_production_softmax/limits.h"
 #include "blocks/peel.h"
 #include "12_production_softmax/policy.h"
