@@ -137,7 +137,7 @@ inline std::pair<int64_t, int64_t> block_regs_cols(int elem_bytes, bool backward
   if (backward)
     return {policy::kBlockRegsBackwardMinBytes / 2 / elem_bytes,
             policy::block_regs_backward_end_bytes(elem_bytes) / 2 / elem_bytes};
-  return {(policy::kBlockRegsForwardMinBytes + 16) / elem_bytes,
+  return {(policy::block_regs_forward_min_bytes(elem_bytes) + 16) / elem_bytes,
           (policy::block_regs_forward_max_bytes(elem_bytes) + 16) / elem_bytes};
 }
 

@@ -102,8 +102,9 @@ inline const char* block_regs_limit_text() {
 /// packs, two 16-bit ones, or 16 elements read one at a time), so rows of up to 1024 x 16 = 16384
 /// columns. The dispatch takes it, with 16-byte packs (peeled rows too: policy.h) and from
 /// policy::long_rows_min rows (enough to fill every SM with resident rows), for the forward's rows
-/// of more than 4 KB of x (up to 16 KB in 16-bit, to the path's limit in fp32) and the backward's
-/// of 4 KB to 32 KB of y and dy (fp32: to the limit) (policy::block_regs_*_fits).
+/// of more than 4 KB of x in fp32 (to the path's limit) and past 3072 columns in 16-bit (up to
+/// 16 KB), and the backward's of 4 KB to 32 KB of y and dy (fp32: to the limit)
+/// (policy::block_regs_*_fits).
 ///
 /// The block size. A block holds a whole row in flight, so an SM with r resident blocks has r rows
 /// of loads in flight: r x row_bytes (the bytes a row reads). Of 128, 256, 384, 512, 768 and 1024

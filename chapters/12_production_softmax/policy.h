@@ -89,7 +89,7 @@ constexpr int64_t kWarpFourPacksMaxCols = 256;
 /// Threads of a block-registers block at most, and elements per thread: rows of up to 16384 columns.
 constexpr int kBlockRegsMaxBlock = 1024, kBlockRegsMaxElems = 16;
 constexpr int64_t kBlockRegsMaxCols = int64_t(kBlockRegsMaxBlock) * kBlockRegsMaxElems;
-/// Forward rows of more than this many bytes of x take it (fp32 +0.2-2.0% at 1280-3584 columns),
+/// Forward fp32 rows of more than this many bytes of x take it (+0.2-2.0% at 1280-3584 columns),
 constexpr int64_t kBlockRegsForwardMinBytes = 4 * 1024;
 /// and 16-bit rows up to this many (H200: 8192 columns 99% of the matched copy, shared memory 91%;
 /// 10000 columns, two packs a thread in blocks of 768, 72% against 91%); fp32 rows to the path's limit
@@ -240,9 +240,15 @@ constexpr int smem_min_packs(int pack) { return pack >= 8 ? kSmemMinPacks16Bit :
 constexpr int64_t block_regs_forward_max_bytes(int elem_bytes) {
   return elem_bytes == 4 ? 4 * kBlockRegsMaxCols : kBlockRegsForward16BitMaxBytes;
 }
+/// The bytes of x past which a packed forward row takes it: 4 KB in fp32; in 16-bit the warp path's
+/// longest row, 3072 columns, as for peeled rows (H200: 3072 columns, warp 96.7-97.3% of the matched
+/// copy, block_regs 87.5-94.8%; H100: block_regs ahead by 0.6-1.0% there).
+constexpr int64_t block_regs_forward_min_bytes(int elem_bytes) {
+  return elem_bytes == 4 ? kBlockRegsForwardMinBytes : warp_max_cols(elem_bytes) * elem_bytes;
+}
 /// Whether the forward takes the block-registers path for a packed row of `row_bytes` (with rows enough).
 constexpr bool block_regs_forward_fits(int64_t row_bytes, int elem_bytes) {
-  return row_bytes > kBlockRegsForwardMinBytes && row_bytes <= block_regs_forward_max_bytes(elem_bytes);
+  return row_bytes > block_regs_forward_min_bytes(elem_bytes) && row_bytes <= block_regs_forward_max_bytes(elem_bytes);
 }
 /// The first bytes of y and dy together past the backward's rows on the path (peeled rows also
 /// need block_regs_backward_peeled_fits).
@@ -331,9 +337,9 @@ constexpr int64_t backward_cluster_max_cols(const Device& d, int elem_bytes) {
 /// but every tensor lies the same number of elements past a pack boundary, so the peel (blocks/peel.h)
 /// reads them in packs: the block-registers path takes them as rule 1 says;
 /// the tile path, whose bulk copies move whole rows, does not. In order:
-///  1. more than 4 KB and up to 16 KB of x in 16-bit, to the path's limit in fp32 (peeled: 3073
-///     columns to 8 KB in 16-bit, to 12288 columns in fp32), rows enough: block_regs (softmax and
-///     log-softmax);
+///  1. past the warp path's 3072 columns and up to 16 KB of x in 16-bit (peeled: to 8 KB), more
+///     than 4 KB to the path's limit in fp32 (peeled: to 12288 columns), rows enough: block_regs
+///     (softmax and log-softmax);
 ///  2. the row in a warp's registers (past 1024 columns, rows enough): tile for packed rows of
 ///     65-256 bytes with the bulk copy (a plain load), else warp;
 ///  3. the row (as cached) in a block's shared memory: smem; with clusters, very few rows of 64 KB

@@ -156,11 +156,14 @@ TEST(SoftmaxPolicy, ForwardBlockRegisters) {
   EXPECT_EQ(fwd(kH100, r, 4096), Path::block_regs);    // fp32: to the path's limit
   EXPECT_EQ(fwd(kH100, r, 16384), Path::block_regs);
   EXPECT_EQ(fwd(kH100, r, 16388), Path::smem);          // past 16 elements a thread of 1024
-  EXPECT_EQ(fwd(kH100, r, 2048, 2), Path::warp);        // 16-bit: 4 KB, in a warp's registers
-  EXPECT_EQ(fwd(kH100, r, 2056, 2), Path::block_regs);
+  EXPECT_EQ(fwd(kH100, r, 2048, 2), Path::warp);        // 16-bit: in a warp's registers to 3072 columns
+  EXPECT_EQ(fwd(kH100, r, 2056, 2), Path::warp);
+  EXPECT_EQ(fwd(kH100, r, 3072, 2), Path::warp);
+  EXPECT_EQ(fwd(kH100, r, 3080, 2), Path::block_regs);  // the first packed row past the warp path's
+  EXPECT_EQ(fwd(kH100, r - 1, 3080, 2), Path::smem);    // rows too few
   EXPECT_EQ(fwd(kH100, r, 8192, 2), Path::block_regs);  // 16 KB
   EXPECT_EQ(fwd(kH100, r, 8200, 2), Path::smem);
-  EXPECT_EQ(fwd(kH100, r, 2056, 2, true, Op::scale_mask_softmax), Path::warp);  // no block_regs: warp
+  EXPECT_EQ(fwd(kH100, r, 3080, 2, true, Op::scale_mask_softmax), Path::smem);  // no block_regs: smem
   EXPECT_EQ(fwd(kH100, r, 1028, 4, true, Op::unfused_logits), Path::smem);
   const int64_t small = policy::long_rows_min(kSmallSmem);  // 4096
   EXPECT_EQ(fwd(kSmallSmem, small, 1028), Path::block_regs);
