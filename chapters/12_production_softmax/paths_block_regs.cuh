@@ -28,8 +28,8 @@ namespace ch12 {
 /// of them, a block apart, so that a warp's loads are contiguous), all loaded before any is used.
 /// Then the warp kernel's three passes over registers, with the block's reductions in between:
 /// no shared memory for the row, and every load of the row in flight at once. It serves fp32 rows
-/// past the warp path's 1024 columns (a warp's registers hold no more) and 16-bit packed rows past
-/// 2048 (peeled ones past 3072);
+/// past the warp path's 1024 columns (a warp's registers hold no more) and 16-bit rows past its
+/// 3072, packed or peeled;
 /// the dispatch picks the block size that puts a given number of bytes in flight per SM.
 /// The block size is chosen at run time (block_regs_shape, below): 128, 256, 384, 512, 768 or
 /// policy::kBlockRegsMaxBlock (1024) threads.
