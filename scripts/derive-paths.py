@@ -19,8 +19,8 @@ has no forced-path variants and is left out.
 Usage: derive-paths.py [--data DIR] [--margin PCT]
   DIR: a folder with ch12_production_softmax.json, ch13_hopper_softmax.json, ch14_softmax_backward.json
   and ch14_softmax_backward.paths.json (default: the one folder under plots/data/, else name it;
-  `make ch12 ch13 ch14` and `bin/ch14_softmax_backward --paths DIR/ch14_softmax_backward.paths.json`
-  write them for your GPU). PCT: the noise allowed before a choice counts as a miss (default 3).
+  `make ch12 ch13 ch14` writes them for your GPU, the last through `bin/ch14_softmax_backward --paths`).
+  PCT: the noise allowed before a choice counts as a miss (default 3).
 Exit 0 with the report, 2 when a file is missing or unreadable.
 """
 import argparse

@@ -1,7 +1,8 @@
 #!/bin/bash
 # run-chapters.sh [--quick | --sweep shapes] [--kernel K] [--no-verify] [--bin DIR] [--out DIR] [--input-fill normal|outliers] [chNN ...]
 # For each chapter executable (all of them by default): its --verify suite, then its benchmark
-# sweep, writing Google Benchmark JSON to DIR/<chapter>.json (default plots/data/<gpu-slug>/).
+# sweep, writing Google Benchmark JSON to DIR/<chapter>.json (default plots/data/<gpu-slug>/), and
+# chapter 14's path choices to DIR/ch14_softmax_backward.paths.json (the standard sweep only).
 # --sweep shapes: the shapes a model brings instead (odd widths, vocabulary rows, few long rows),
 # to DIR/<chapter>.shapes.json. --kernel: the variants timed (the chapters' flag). --no-verify: the
 # benchmarks only, for binaries this same run has just verified (make run's second sweep).
@@ -79,4 +80,9 @@ for exe in "${selected[@]}"; do
   echo "=== $name: benchmark"
   "$exe" "${quick[@]}" "${sweep[@]}" "${kernel[@]}" "${fill[@]}" --benchmark_out="$out/$name$suffix.json" \
     --benchmark_out_format=json || exit 1
+  # Chapter 14 also writes the production softmax's path choices for this GPU (its lesson's table,
+  # scripts/derive-paths.py): with the standard sweep, beside its JSON.
+  if [ "$name" = ch14_softmax_backward ] && [ -z "$suffix" ] && [ ${#quick[@]} -eq 0 ]; then
+    "$exe" --paths "$out/$name.paths.json" || exit 1
+  fi
 done
