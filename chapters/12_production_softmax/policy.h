@@ -201,12 +201,18 @@ constexpr int64_t warp_max_cols(int elem_bytes) { return 32 * int64_t(warp_cols_
 constexpr bool block_regs_peeled_fits(int64_t cols, int elem_bytes) {
   return cols * elem_bytes > kBlockRegsForwardMinBytes && cols * elem_bytes <= kBlockRegsPeeledMaxBytes;
 }
-/// The forward's peeled rows: fp32 of more than 4 KB to kBlockRegsForwardF32PeeledMaxCols; 16-bit as
-/// block_regs_peeled_fits, past the warp path's 3072 columns (H200, 49152 rows, 2049-3071 columns:
-/// warp 95-98% of the matched copy, block_regs 59-90%, its peeled kernel at 42 registers).
+/// The bytes of x past which a forward row takes it, packed or peeled: 4 KB in fp32; in 16-bit the
+/// warp path's longest row, 3072 columns (H200, packed 3072: warp 96.7-97.3% of the matched copy,
+/// block_regs 87.5-94.8%, H100 0.6-1.0% the other way; peeled 2049-3071: warp 95-98%, block_regs
+/// 59-90%, its peeled kernel at 42 registers).
+constexpr int64_t block_regs_forward_min_bytes(int elem_bytes) {
+  return elem_bytes == 4 ? kBlockRegsForwardMinBytes : warp_max_cols(elem_bytes) * elem_bytes;
+}
+/// The forward's peeled rows: past that, fp32 to kBlockRegsForwardF32PeeledMaxCols, 16-bit as
+/// block_regs_peeled_fits (to 8 KB).
 constexpr bool block_regs_forward_peeled_fits(int64_t cols, int elem_bytes) {
-  return elem_bytes == 4 ? cols * elem_bytes > kBlockRegsForwardMinBytes && cols <= kBlockRegsForwardF32PeeledMaxCols
-                         : cols > warp_max_cols(elem_bytes) && block_regs_peeled_fits(cols, elem_bytes);
+  return cols * elem_bytes > block_regs_forward_min_bytes(elem_bytes) &&
+         (elem_bytes == 4 ? cols <= kBlockRegsForwardF32PeeledMaxCols : block_regs_peeled_fits(cols, elem_bytes));
 }
 
 /// Rows from which the warp path takes rows past kWarpAnyRowsMaxCols, and block_regs any: 32 x SMs.
@@ -239,12 +245,6 @@ constexpr int smem_min_packs(int pack) { return pack >= 8 ? kSmemMinPacks16Bit :
 /// elements, the path's limit in fp32.
 constexpr int64_t block_regs_forward_max_bytes(int elem_bytes) {
   return elem_bytes == 4 ? 4 * kBlockRegsMaxCols : kBlockRegsForward16BitMaxBytes;
-}
-/// The bytes of x past which a packed forward row takes it: 4 KB in fp32; in 16-bit the warp path's
-/// longest row, 3072 columns, as for peeled rows (H200: 3072 columns, warp 96.7-97.3% of the matched
-/// copy, block_regs 87.5-94.8%; H100: block_regs ahead by 0.6-1.0% there).
-constexpr int64_t block_regs_forward_min_bytes(int elem_bytes) {
-  return elem_bytes == 4 ? kBlockRegsForwardMinBytes : warp_max_cols(elem_bytes) * elem_bytes;
 }
 /// Whether the forward takes the block-registers path for a packed row of `row_bytes` (with rows enough).
 constexpr bool block_regs_forward_fits(int64_t row_bytes, int elem_bytes) {
