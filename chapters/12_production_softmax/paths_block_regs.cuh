@@ -47,14 +47,13 @@ __global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)
     if constexpr (kPeel) pl = RowPeel::of<kPack>(phase, row, cols);
     auto here = [&](int p) { return kPeel ? p * block + int(threadIdx.x) < pl.packs : here_whole(p); };
     auto col_of = [&](int p) { return kPeel ? pl.head + col_whole(p) : col_whole(p); };
-    const int edge_col = kPeel && int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
-    float edge = -INFINITY;
-    if (kPeel && edge_col >= 0) load.template load<1>(&edge, row, edge_col);
+    const auto edge_in = fetch_edge<kPeel>(load, row, int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1);
     float v[kPacks][kPack];
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
       if (here(p)) load.template load<kPack>(v[p], row, col_of(p));
-    float m = kPeel ? edge : -INFINITY;
+    const float edge = kPeel && edge_in.here() ? edge_in.value(load) : -INFINITY;  // after the packs' loads (PeelEdge)
+    float m = edge;
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
       if (here(p))
@@ -62,7 +61,7 @@ __global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)
         for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[p][j]);
     m = block_allreduce<policy::kBlockRegsMaxBlock>(m, Max{}, -INFINITY, block / 32);
     float s = 0;
-    if (kPeel && edge_col >= 0) s = row_exp<Store::kFastExp>(edge - m);  // computed again when written
+    if (kPeel && edge_in.here()) s = row_exp<Store::kFastExp>(edge - m);  // computed again when written
 #pragma unroll
     for (int p = 0; p < kPacks; ++p)
       if (here(p))
@@ -81,9 +80,9 @@ __global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)
         for (int j = 0; j < kPack; ++j) out[j] = keep_exp ? v[p][j] * k : finish<Store::kFastExp>(v[p][j], m, k, log);
         store.template store<kPack, kPeel>(out, row, col_of(p));
       }
-    if (kPeel && edge_col >= 0) {
+    if (kPeel && edge_in.here()) {
       const float out = finish<Store::kFastExp>(edge, m, k, log);
-      store.template store<1>(&out, row, edge_col);
+      store.template store<1>(&out, row, edge_in.col);
     }
   }
 }

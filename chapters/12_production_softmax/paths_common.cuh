@@ -98,6 +98,34 @@ __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int
 }
 /// [for_each_pack]
 
+/// [peel_edge]
+/// A thread's edge element of a peeled row (blocks/peel.h), held as fetched: its load starts
+/// with the row's first loads and it is converted (value) only where it is first needed, after
+/// the loop over the packs. Converted at once, the conversion (one instruction for a 16-bit
+/// element; none for fp32) waits for the load before the thread's first pack load issues: a
+/// round trip more for the warps that hold edges, which the block's first barrier makes every
+/// warp's (16-bit rows of 16385 columns on the shared-memory path: 0.8x the speed of 16384; TUNING.md).
+template <typename Load>
+struct PeelEdge {
+  typename Load::template Fetched<1> raw;
+  int col;  ///< the element's column; -1: this thread holds none
+  __device__ __forceinline__ bool here() const { return col >= 0; }
+  __device__ __forceinline__ float value(const Load& load) const {
+    float v;
+    load.template convert<1>(raw, &v);
+    return v;
+  }
+};
+/// Starts the load of column `col` of row `row` (none where col < 0 or the row is not peeled).
+template <bool kPeel, typename Load>
+__device__ __forceinline__ PeelEdge<Load> fetch_edge(const Load& load, int64_t row, int col) {
+  PeelEdge<Load> e{};
+  e.col = kPeel ? col : -1;
+  if (kPeel && col >= 0) e.raw = load.template fetch<1>(row, col);
+  return e;
+}
+/// [peel_edge]
+
 /// [row_exp]
 /// exp(x) as the output's type needs it (Store::kFastExp, softmax_functors.cuh). For fp32 output,
 /// expf: a range reduction in about six FMA-pipe instructions around the SFU's `ex2`. For 16-bit

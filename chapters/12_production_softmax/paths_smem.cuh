@@ -40,13 +40,12 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 || (kPeel && std::is_same_v
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     // The peel (kPeel: cols not a whole number of packs, blocks/peel.h): the packs start at the row's
     // first 16-byte boundary; its head and tail take one element per thread (threads 0 .. edges
-    // - 1), which keeps its element in a register through the three passes.
+    // - 1), which keeps its element in a register through the three passes (PeelEdge: converted
+    // after the packs' loads).
     const RowPeel pl = kPeel ? RowPeel::of<kPack>(phase, row, cols) : RowPeel{0, num_packs, 0, 0};
     const int packs = pl.packs, head = pl.head;
-    const int edge_col = int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
-    float edge = -INFINITY;
-    if (kPeel && edge_col >= 0) load.template load<1>(&edge, row, edge_col);
-    float m = edge;
+    const auto edge_in = fetch_edge<kPeel>(load, row, int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1);
+    float m = -INFINITY;
     // A 16-bit row cached as fp32 loads one pack at a time: two would spill at 40 registers, and
     // four at 64 registers (fewer blocks) measured slower from 3072 to 16384 columns.
     constexpr int kUnroll = kKeepExp && kPack >= 8 ? 1 : (kPack >= 8 ? 2 : 4);
@@ -58,10 +57,11 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 || (kPeel && std::is_same_v
           for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
         },
         head);
-    m = block_allreduce<kBlock>(m, Max{}, -INFINITY);
+    const float edge = kPeel && edge_in.here() ? edge_in.value(load) : -INFINITY;  // after the packs' loads
+    m = block_allreduce<kBlock>(fmaxf(m, edge), Max{}, -INFINITY);
     const bool keep_exp = kKeepExp && !log;
     float s = 0;
-    if (kPeel && edge_col >= 0) s = row_exp<Store::kFastExp>(edge - m);  // computed again when written
+    if (kPeel && edge_in.here()) s = row_exp<Store::kFastExp>(edge - m);  // computed again when written
 #pragma unroll 1  // one pack at a time: unrolling costs registers, and occupancy is what hides latency here
     for (int p = threadIdx.x; p < packs; p += kBlock) {
       float v[kPack];
@@ -83,9 +83,9 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 || (kPeel && std::is_same_v
       for (int j = 0; j < kPack; ++j) v[j] = keep_exp ? v[j] * k : finish<Store::kFastExp>(v[j], m, k, log);
       store.template store<kPack, kPeel>(v, row, head + int64_t(p) * kPack);
     }
-    if (kPeel && edge_col >= 0) {
+    if (kPeel && edge_in.here()) {
       const float out = finish<Store::kFastExp>(edge, m, k, log);
-      store.template store<1>(&out, row, edge_col);
+      store.template store<1>(&out, row, edge_in.col);
     }
   }
 }

@@ -26,14 +26,11 @@ __global__ void __launch_bounds__(kBlock)
     course::MaxSum t;
     if constexpr (kPeel) {
       const RowPeel pl = RowPeel::of<kPack>(phase, row, cols);
-      const int edge_col = int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
-      float edge = 0;
-      if (edge_col >= 0) {
-        load.template load<1>(&edge, row, edge_col);
-        course::online_update<1>(t, &edge);
-      }
+      const auto edge_in = fetch_edge<kPeel>(load, row, int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1);
       for_each_pack<kBlock, kPack>(
           load, row, 0, pl.packs, [&](int64_t, const float* v) { course::online_update<kPack>(t, v); }, pl.head);
+      const float edge = edge_in.here() ? edge_in.value(load) : 0.0f;  // converted after the packs' loads
+      if (edge_in.here()) course::online_update<1>(t, &edge);
       t = course::block_merge<kBlock>(t);
       const float k = row_constant(t.d, log);
       for_each_pack<kBlock, kPack>(
@@ -45,9 +42,9 @@ __global__ void __launch_bounds__(kBlock)
             store.template store<kPack, kPeel>(out, row, pl.head + p * kPack);
           },
           pl.head);
-      if (edge_col >= 0) {
+      if (edge_in.here()) {
         const float out = finish<Store::kFastExp>(edge, t.m, k, log);
-        store.template store<1>(&out, row, edge_col);
+        store.template store<1>(&out, row, edge_in.col);
       }
       continue;
     }

@@ -86,8 +86,13 @@ __device__ __forceinline__ void warp_rows(const Load& load, const Store& store, 
   auto edge_here = [&](int r, int e) { return row_of(r) < rows && e * kWidth + lane < pl[r].edges; };
   float edge[kRows][kEdges > 0 ? kEdges : 1];
 
-  RowRegs<Load, kPack, kPacks> x[kRows];
-  const bool keep_exp = RowRegs<Load, kPack, kPacks>::kFloat && !log;
+  // A peeled 16-bit row is held as fetched at any length: its edges' registers on top of 32 fp32
+  // columns a lane made the compiler reuse a pack's registers, and a lane's fourth load waited for
+  // its first (16-bit at 1023 columns on the H200, TUNING.md).
+  constexpr bool kHeld = kPacks * kPack > 32 ||
+                         (kPeel && sizeof(typename Load::template Fetched<kPack>) < kPack * sizeof(float));
+  RowRegs<Load, kPack, kPacks, kHeld> x[kRows];
+  const bool keep_exp = RowRegs<Load, kPack, kPacks, kHeld>::kFloat && !log;
 #pragma unroll
   for (int r = 0; r < kRows; ++r)
 #pragma unroll

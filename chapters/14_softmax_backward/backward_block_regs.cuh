@@ -34,11 +34,8 @@ __global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)
     auto here = [&](int p) { return kPeel ? p * block + int(threadIdx.x) < pl.packs : here_whole(p); };
     auto col_of = [&](int p) { return kPeel ? pl.head + col_whole(p) : col_whole(p); };
     const int edge_col = kPeel && int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
-    float ey = 0, edy = 0;  // this thread's edge of y and dy
-    if (kPeel && edge_col >= 0) {
-      load_y.template load<1>(&ey, row, edge_col);
-      load_dy.template load<1>(&edy, row, edge_col);
-    }
+    const auto edge_y = fetch_edge<kPeel>(load_y, row, edge_col);  // converted after the packs' loads (PeelEdge)
+    const auto edge_dy = fetch_edge<kPeel>(load_dy, row, edge_col);
     typename LoadY::template Fetched<kPack> ry[kPacks];
     typename LoadDy::template Fetched<kPack> rdy[kPacks];
 #pragma unroll
@@ -57,6 +54,8 @@ __global__ void __launch_bounds__(policy::kBlockRegsMaxBlock)
           f(p, y, dy);
         }
     };
+    const float ey = kPeel && edge_col >= 0 ? edge_y.value(load_y) : 0.0f;  // this thread's edge of y and dy
+    const float edy = kPeel && edge_col >= 0 ? edge_dy.value(load_dy) : 0.0f;
     float s = kPeel && edge_col >= 0 ? grad_term(ey, edy, log) : 0.0f;
     each_pack([&](int, const float* y, const float* dy) {
 #pragma unroll

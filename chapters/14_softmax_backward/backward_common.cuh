@@ -32,6 +32,7 @@ namespace policy = ch12::policy;
 using ch12::block_allreduce;
 using ch12::DirectLoad;
 using ch12::DirectStore;
+using ch12::fetch_edge;  // a peeled row's edge element, converted after the packs' loads
 using ch12::for_each_pack;
 using ch12::kWarpColsPerLane;
 using ch12::kWarpMaxCols;

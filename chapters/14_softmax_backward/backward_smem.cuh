@@ -43,10 +43,9 @@ __global__ void __launch_bounds__(kBlock)
     const int64_t packs = kPeel ? pl.packs : num_packs, head = pl.head;
     const int edge_col = int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
     float ey = 0, edy = 0;  // this thread's edge element of y and dy
-    if (kPeel && edge_col >= 0) load_dy.template load<1>(&edy, row, edge_col);
+    const auto edge_dy = fetch_edge<kPeel>(load_dy, row, edge_col);  // converted after the packs' loads (PeelEdge)
     float s = 0;
     if constexpr (kCache == BackwardCache::dy) {  // log-softmax: y is not needed until the write
-      if (kPeel && edge_col >= 0) s = edy;
       for_each_pack<kBlock, kPack>(
           load_dy, row, 0, packs,
           [&](int64_t p, const float* dy) {
@@ -55,6 +54,7 @@ __global__ void __launch_bounds__(kBlock)
             for (int j = 0; j < kPack; ++j) s += dy[j];
           },
           head);
+      if (kPeel && edge_col >= 0) s += (edy = edge_dy.value(load_dy));
       s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
       for_each_pack<kBlock, kPack>(
           load_y, row, 0, packs,
@@ -73,10 +73,7 @@ __global__ void __launch_bounds__(kBlock)
       }
       continue;
     }
-    if (kPeel && edge_col >= 0) {
-      load_y.template load<1>(&ey, row, edge_col);
-      s = grad_term(ey, edy, log);
-    }
+    const auto edge_y = fetch_edge<kPeel>(load_y, row, edge_col);
     for_each_pack2<kBlock, kPack>(
         load_y, load_dy, row, 0, packs,
         [&](int64_t p, const float* y, const float* dy) {
@@ -86,6 +83,11 @@ __global__ void __launch_bounds__(kBlock)
           for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], log);
         },
         head);
+    if (kPeel && edge_col >= 0) {
+      ey = edge_y.value(load_y);
+      edy = edge_dy.value(load_dy);
+      s += grad_term(ey, edy, log);
+    }
     s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
     for (int64_t p = threadIdx.x; p < packs; p += kBlock) {
       float y[kPack], dy[kPack];

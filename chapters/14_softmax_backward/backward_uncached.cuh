@@ -31,12 +31,9 @@ __global__ void __launch_bounds__(kBlock)
     const RowPeel pl = kPeel ? RowPeel::of<kPack>(phase, row, cols) : RowPeel{0, 0, 0, 0};
     const int64_t packs = kPeel ? int64_t(pl.packs) : num_packs, head = kPeel ? pl.head : 0;
     const int edge_col = kPeel && int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
-    float ey = 0, edy = 0;  // this thread's edge of y and dy
-    if (kPeel && edge_col >= 0) {
-      load_y.template load<1>(&ey, row, edge_col);
-      load_dy.template load<1>(&edy, row, edge_col);
-    }
-    float s = kPeel && edge_col >= 0 ? grad_term(ey, edy, kLog) : 0.0f;
+    const auto edge_y = fetch_edge<kPeel>(load_y, row, edge_col);  // converted after the packs' loads (PeelEdge)
+    const auto edge_dy = fetch_edge<kPeel>(load_dy, row, edge_col);
+    float s = 0;
     if constexpr (kLog) {  // log-softmax sums dy alone: y is read once, in the write pass
       for_each_pack<kBlock, kPack, kUnroll, false, kHold>(
           load_dy, row, 0, packs,
@@ -53,6 +50,12 @@ __global__ void __launch_bounds__(kBlock)
             for (int j = 0; j < kPack; ++j) s += grad_term(y[j], dy[j], false);
           },
           head);
+    }
+    float ey = 0, edy = 0;  // this thread's edge of y and dy
+    if (kPeel && edge_col >= 0) {
+      ey = edge_y.value(load_y);
+      edy = edge_dy.value(load_dy);
+      s += grad_term(ey, edy, kLog);
     }
     s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
     for_each_pack2<kBlock, kPack, kUnroll, kHold>(
