@@ -65,17 +65,19 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& pk) {
 }
 /// [pack]
 
-/// store_pack as one vector instruction whatever the compiler can prove about p: the caller
-/// promises the alignment (`__builtin_assume_aligned`). A plain store of the union may be split
-/// into one store per element when p's alignment is not provable, as in a peeled row
-/// (blocks/peel.h, chapter 12): four times the store instructions, the kernel at 62% of its packed
-/// twin's speed. `__stwb` also keeps it one instruction, but a strong one (STG.E.128.STRONG.SM),
-/// which cost 16-bit peeled rows on the H200 (chapter 12's TUNING.md). Chapters 09 and 12-16,
-/// whose rows may be peeled, store through it.
+/// store_pack as one vector instruction whatever the compiler can prove about p (from 4 bytes up,
+/// through `__stwb`, the default write-back policy). A plain store of the union may be split into
+/// one store per element when p's alignment is not provable, as in a peeled row (blocks/peel.h,
+/// chapter 12): four times the store instructions, the kernel at 62% of its packed twin's speed
+/// (chapter 12's TUNING.md). A plain store through `__builtin_assume_aligned` is not enough: the
+/// peeled 16-bit kernels then ran at 0.6-0.9x on the H200. Chapters 09 and 12-16 store through it.
 template <typename T, int N>
 __device__ __forceinline__ void store_pack_vector(T* p, const Pack<T, N>& pk) {
   using Storage = typename Pack<T, N>::Storage;
-  *static_cast<Storage*>(__builtin_assume_aligned(p, sizeof(Storage))) = pk.storage;
+  if constexpr (sizeof(Storage) >= 4)
+    __stwb(reinterpret_cast<Storage*>(p), pk.storage);
+  else
+    *reinterpret_cast<Storage*>(p) = pk.storage;
 }
 
 /// load_pack through the read-only data path (`ld.global.nc`, as `__ldg`), for data that nothing
