@@ -58,11 +58,11 @@ __global__ void __launch_bounds__(kBlock)
   constexpr int kLoads = kCached ? kBlockLoads<T> : 1;  // H100: 2 cost uncached 16-bit up to 33% (TUNING.md)
   Welford w;
   const int edge_col = kPeel && int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
-  // The edge is loaded with the row's first loads but converted after them: converted at once (a
-  // 16-bit element), its wait would hold this warp's first pack load, and at the block's barrier
-  // every warp, for a memory round trip (TUNING.md).
-  T edge_raw{};
-  if (kPeel && edge_col >= 0) edge_raw = x[row * cols + edge_col];
+  float edge = 0;
+  if (kPeel && edge_col >= 0) {
+    edge = course::to_float(x[row * cols + edge_col]);
+    w = course::welford_of<1>(&edge);
+  }
   for (int64_t p0 = threadIdx.x; p0 < num_packs; p0 += int64_t(kBlock) * kLoads) {
     Pack<T, kPack> pk[kLoads];
 #pragma unroll
@@ -79,11 +79,6 @@ __global__ void __launch_bounds__(kBlock)
       Convert::to_floats(pk[u], v);
       w = course::welford_merge(w, course::welford_of<kPack>(v));
     }
-  }
-  float edge = 0;
-  if (kPeel && edge_col >= 0) {
-    edge = course::to_float(edge_raw);
-    w = course::welford_merge(w, course::welford_of<1>(&edge));
   }
   w = course::block_welford<kBlock>(w);
   float mu, rs;

@@ -40,12 +40,15 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 || (kPeel && std::is_same_v
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     // The peel (kPeel: cols not a whole number of packs, blocks/peel.h): the packs start at the row's
     // first 16-byte boundary; its head and tail take one element per thread (threads 0 .. edges
-    // - 1), which keeps its element in a register through the three passes (PeelEdge: converted
-    // after the packs' loads).
+    // - 1), which keeps its element in a register through the three passes.
     const RowPeel pl = kPeel ? RowPeel::of<kPack>(phase, row, cols) : RowPeel{0, num_packs, 0, 0};
     const int packs = pl.packs, head = pl.head;
     const auto edge_in = fetch_edge<kPeel>(load, row, int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1);
-    float m = -INFINITY;
+    // With an fp32 cache the edge is converted after the packs' loads (PeelEdge); with a 16-bit one
+    // at once: converted later, 16-bit log-softmax rows of 8193-32769 columns lost 3-9% (TUNING.md).
+    constexpr bool kLateEdge = std::is_same_v<C, float>;
+    float edge = kPeel && !kLateEdge && edge_in.here() ? edge_in.value(load) : -INFINITY;
+    float m = edge;
     // A 16-bit row cached as fp32 loads one pack at a time: two would spill at 40 registers, and
     // four at 64 registers (fewer blocks) measured slower from 3072 to 16384 columns.
     constexpr int kUnroll = kKeepExp && kPack >= 8 ? 1 : (kPack >= 8 ? 2 : 4);
@@ -57,7 +60,7 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 || (kPeel && std::is_same_v
           for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
         },
         head);
-    const float edge = kPeel && edge_in.here() ? edge_in.value(load) : -INFINITY;  // after the packs' loads
+    if (kPeel && kLateEdge && edge_in.here()) edge = edge_in.value(load);
     m = block_allreduce<kBlock>(fmaxf(m, edge), Max{}, -INFINITY);
     const bool keep_exp = kKeepExp && !log;
     float s = 0;

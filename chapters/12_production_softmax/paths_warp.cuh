@@ -21,8 +21,8 @@ namespace ch12 {
 
 /// [row_regs]
 /// A lane's packs of a row held in registers. Up to 32 columns per lane (every fp32 row of the
-/// warp path, 16-bit rows up to 1024) they are held converted to fp32: each element converted
-/// once. Past that (16-bit rows of 1025-3072 columns) they are held as fetched (Load::Fetched:
+/// warp path, packed 16-bit rows up to 1024) they are held converted to fp32: each element
+/// converted once. Past that (16-bit rows of 1025-3072 columns) they are held as fetched (Load::Fetched:
 /// the storage type) and converted on each of the three passes: half the registers of fp32, so
 /// that twice the warps, and twice the loads in flight, fit on an SM (a 16-bit row of 3072
 /// columns: 72 registers where fp32 needed 255). Converting three times costs instructions,
@@ -86,9 +86,10 @@ __device__ __forceinline__ void warp_rows(const Load& load, const Store& store, 
   auto edge_here = [&](int r, int e) { return row_of(r) < rows && e * kWidth + lane < pl[r].edges; };
   float edge[kRows][kEdges > 0 ? kEdges : 1];
 
-  // A peeled 16-bit row is held as fetched at any length: its edges' registers on top of 32 fp32
-  // columns a lane made the compiler reuse a pack's registers, and a lane's fourth load waited for
-  // its first (16-bit at 1023 columns on the H200, TUNING.md).
+  // A peeled 16-bit row is held as fetched at any length (so the softmax computes each exponential
+  // again when it writes): held as fp32, at 1023 columns its edges' registers made the compiler
+  // reuse a pack's, and a lane's fourth load waited for its first. H200: 1023, 511 and 255 columns
+  // 1.15-1.21x, 31-63 up to 1.15x; 65 columns 0.88-0.94x, 127 0.97x (TUNING.md).
   constexpr bool kHeld = kPacks * kPack > 32 ||
                          (kPeel && sizeof(typename Load::template Fetched<kPack>) < kPack * sizeof(float));
   RowRegs<Load, kPack, kPacks, kHeld> x[kRows];

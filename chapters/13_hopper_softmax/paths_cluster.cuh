@@ -84,16 +84,17 @@ __global__ void __launch_bounds__(kBlock)
                                  : ch12::RowPeel{0, 0, 0, 0};
   const ClusterChunk chunk = cluster_chunk(cluster, kPeel ? pl.packs : cols / kPack, chunk_packs);
   const int64_t row = chunk.row, first = chunk.first, count = chunk.count, head = pl.head;
-  const auto edge_in = ch12::fetch_edge<kPeel>(
-      load, row, cluster.block_rank() == 0 && int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1);
-  float edge = -INFINITY;  // converted after the packs' loads (ch12::PeelEdge)
+  const int edge_col = kPeel && cluster.block_rank() == 0 && int(threadIdx.x) < pl.edges
+                           ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
+  float edge = -INFINITY;
+  if (kPeel && edge_col >= 0) load.template load<1>(&edge, row, edge_col);
   extern __shared__ __align__(16) unsigned char smem[];
   const RowCache<typename Load::Cache, kPack> cache{reinterpret_cast<typename Load::Cache*>(smem), int(count)};
   __shared__ course::MaxSum mine;
 
   course::MaxSum t;
   if constexpr (kCached) {  // the max while caching, then the sum and the write from the cache
-    float m = -INFINITY;
+    float m = edge;
     ch12::for_each_pack<kBlock, kPack>(
         load, row, first, count,
         [&](int64_t p, const float* v) {
@@ -102,10 +103,9 @@ __global__ void __launch_bounds__(kBlock)
           for (int j = 0; j < kPack; ++j) m = fmaxf(m, v[j]);
         },
         head);
-    if (kPeel && edge_in.here()) edge = edge_in.value(load);
-    m = ch12::block_allreduce<kBlock>(fmaxf(m, edge), ch12::Max{}, -INFINITY);
+    m = ch12::block_allreduce<kBlock>(m, ch12::Max{}, -INFINITY);
     auto term = [m](float v) { return m == -INFINITY ? (isnan(v) ? v : 0.0f) : ch12::row_exp<Store::kFastExp>(v - m); };
-    float s = edge_in.here() ? term(edge) : 0.0f;
+    float s = edge_col >= 0 ? term(edge) : 0.0f;
     for (int64_t p = threadIdx.x; p < count; p += kBlock) {
       float v[kPack];
       cache.get(p, v);
@@ -114,12 +114,9 @@ __global__ void __launch_bounds__(kBlock)
     }
     t = {m, ch12::block_allreduce<kBlock>(s, ch12::Sum{}, 0.0f)};  // a chunk of -inf only: (-inf, 0), merged as such
   } else {
+    if (edge_col >= 0) course::online_update<1>(t, &edge);
     ch12::for_each_pack<kBlock, kPack>(
         load, row, first, count, [&](int64_t, const float* v) { course::online_update<kPack>(t, v); }, head);
-    if (kPeel && edge_in.here()) {
-      edge = edge_in.value(load);
-      course::online_update<1>(t, &edge);
-    }
     t = course::block_merge<kBlock>(t);
   }
   t = cluster_allreduce(cluster, &mine, t, course::MaxSum{}, [](course::MaxSum v) { return course::warp_merge(v); });
@@ -134,9 +131,9 @@ __global__ void __launch_bounds__(kBlock)
     for (int j = 0; j < kPack; ++j) v[j] = ch12::finish<Store::kFastExp>(v[j], t.m, k, log);
     store.template store<kPack, kPeel>(v, row, head + (first + p) * kPack);
   }
-  if (kPeel && edge_in.here()) {
+  if (kPeel && edge_col >= 0) {
     const float out = ch12::finish<Store::kFastExp>(edge, t.m, k, log);
-    store.template store<1>(&out, row, edge_in.col);
+    store.template store<1>(&out, row, edge_col);
   }
 #else
   __trap();  // the host never launches it below sm_90 (policy::Device::clusters)

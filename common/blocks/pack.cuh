@@ -69,8 +69,8 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& pk) {
 /// through `__stwb`, the default write-back policy). A plain store of the union may be split into
 /// one store per element when p's alignment is not provable, as in a peeled row (blocks/peel.h,
 /// chapter 12): four times the store instructions, the kernel at 62% of its packed twin's speed
-/// (chapter 12's TUNING.md). A plain store through `__builtin_assume_aligned` is not enough: the
-/// peeled 16-bit kernels then ran at 0.6-0.9x on the H200. Chapters 09 and 12-16 store through it.
+/// (chapter 12's TUNING.md). A plain store through `__builtin_assume_aligned` instead: every peeled
+/// 16-bit kernel timed ran at 0.6-0.9x on the H200 (not profiled). Chapters 09 and 12-16 store through it.
 template <typename T, int N>
 __device__ __forceinline__ void store_pack_vector(T* p, const Pack<T, N>& pk) {
   using Storage = typename Pack<T, N>::Storage;
