@@ -9,7 +9,7 @@
 ///  - warp:       a group of lanes per row, the row in registers (chapters 03-05; paths_warp.cuh);
 ///  - block_regs: a block per row, the row in registers (new here: rows too long for a warp's;
 ///                paths_block_regs.cuh);
-///  - smem:       a block per row, the row in shared memory in its narrowest exact type (06;
+///  - smem:       a block per row, the row in shared memory as stored or as fp32 (06;
 ///                paths_smem.cuh);
 ///  - uncached:   a block per row, the row read twice with the online (m, d) pair (07-08;
 ///                paths_uncached.cuh).

@@ -1,6 +1,6 @@
 /// @file paths_smem.cuh
-/// @brief Chapter 12's shared-memory path: a block per row, the row in shared memory in its
-/// narrowest exact type (chapter 06). Its kernel, the occupancy rule's floor of packs per thread,
+/// @brief Chapter 12's shared-memory path: a block per row, the row in shared memory as stored
+/// or as fp32 (chapter 06). Its kernel, the occupancy rule's floor of packs per thread,
 /// and the launch with its choice of cache type. The backward's kernel and launch:
 /// 14_softmax_backward/backward_smem.cuh.
 #pragma once
@@ -27,7 +27,7 @@ namespace ch12 {
 /// resident threads (at most 40 registers), measured to spill nothing where 2048 (32) spills.
 /// The row is read through the read-only data path (x must not overlap y), each element once,
 /// into shared memory: fp32 at 16384 columns +0.8% on the H100; the warp kernel with the same
-/// change lost up to 1% at 512 columns, so it keeps plain loads. The peeled fp32 kernel is held to
+/// change lost up to 1% at 512 columns, so it keeps plain loads. The plain peeled fp32 kernel is held to
 /// 1536 resident threads too: unbounded it took 44-48 registers (40 without the peel), which left
 /// two 64 KB blocks of 512 threads on an SM where three fit (fp32 at 16383 columns: 0.6x).
 template <typename C, typename Load, typename Store, int kPack, int kBlock, bool kPeel = false>
