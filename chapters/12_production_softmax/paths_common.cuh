@@ -103,10 +103,10 @@ __device__ __forceinline__ void for_each_pack(const Load& load, int64_t row, int
 /// with the row's first loads and it is converted (value) only where it is first needed, after
 /// the loop over the packs. Converted at once, the conversion (one instruction for a 16-bit
 /// element, the scale and mask for the fused load; none for a plain fp32 load) waits for the
-/// load before the thread's first pack load issues: a
-/// round trip more for the warps that hold edges, which the block's first barrier makes every
-/// warp's (H200: the fused fp32 scale-and-mask at 4097 columns 1.15x faster converted late, the
-/// backward's 16-bit shared-memory kernel at 8193 1.19x; TUNING.md of chapters 12 and 14).
+/// load before the thread's first pack load issues: a round trip more for the warps that hold
+/// edges, which the block's first barrier makes every warp's (H200: the fused fp32
+/// scale-and-mask at 4097 columns 1.15x faster converted late, the backward's 16-bit
+/// shared-memory kernel at 8193 1.19x; TUNING.md of chapters 12 and 14).
 template <typename Load>
 struct PeelEdge {
   typename Load::template Fetched<1> raw;

@@ -26,7 +26,8 @@ __global__ void __launch_bounds__(kBlock)
     course::MaxSum t;
     if constexpr (kPeel) {
       const RowPeel pl = RowPeel::of<kPack>(phase, row, cols);
-      const auto edge_in = fetch_edge<kPeel>(load, row, int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1);
+      const int edge_col = int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1;  // -1: none
+      const auto edge_in = fetch_edge<kPeel>(load, row, edge_col);
       for_each_pack<kBlock, kPack>(
           load, row, 0, pl.packs, [&](int64_t, const float* v) { course::online_update<kPack>(t, v); }, pl.head);
       const float edge = edge_in.here() ? edge_in.value(load) : 0.0f;  // converted after the packs' loads

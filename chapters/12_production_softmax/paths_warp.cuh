@@ -22,8 +22,8 @@ namespace ch12 {
 /// [row_regs]
 /// A lane's packs of a row held in registers. Up to 32 columns per lane (every fp32 row of the
 /// warp path, packed 16-bit rows up to 1024) they are held converted to fp32: each element
-/// converted once. Past that (16-bit rows of 1025-3072 columns) they are held as fetched (Load::Fetched:
-/// the storage type) and converted on each of the three passes: half the registers of fp32, so
+/// converted once. Past that (16-bit rows of 1025-3072 columns) they are held as fetched
+/// (Load::Fetched: the storage type) and converted on each of the three passes: half the registers of fp32, so
 /// that twice the warps, and twice the loads in flight, fit on an SM (a 16-bit row of 3072
 /// columns: 72 registers where fp32 needed 255). Converting three times costs instructions,
 /// which the short rows cannot afford (16-bit rows of 512 and 1024 columns held fetched ran 1-4%
