@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kBlock, kPack >= 8 || (kPeel && std::is_same_v
     const int packs = pl.packs, head = pl.head;
     const auto edge_in = fetch_edge<kPeel>(load, row, int(threadIdx.x) < pl.edges ? pl.edge_col(int(threadIdx.x)) : -1);
     // With an fp32 cache the edge is converted after the packs' loads (PeelEdge); with a 16-bit one
-    // at once: converted later, 16-bit log-softmax rows of 8193-32769 columns lost 3-9% (TUNING.md).
+    // at once: converted later, 16-bit log-softmax rows of 8193-32769 columns lost 2-9% (TUNING.md).
     constexpr bool kLateEdge = std::is_same_v<C, float>;
     float edge = kPeel && !kLateEdge && edge_in.here() ? edge_in.value(load) : -INFINITY;
     float m = edge;
