@@ -54,7 +54,10 @@ __global__ void __launch_bounds__(kBlock)
             for (int j = 0; j < kPack; ++j) s += dy[j];
           },
           head);
-      if (kPeel && edge_col >= 0) s += (edy = edge_dy.value(load_dy));
+      if (kPeel && edge_col >= 0) {
+        edy = edge_dy.value(load_dy);
+        s += edy;
+      }
       s = block_allreduce<kBlock>(s, Sum{}, 0.0f);
       for_each_pack<kBlock, kPack>(
           load_y, row, 0, packs,
